@@ -1,0 +1,64 @@
+# gangwarden: build the policies, run the examples, run every test.
+#
+#   make demo    build the policies and evaluate the requests in examples/
+#   make test    fmt check, clippy, unit tests, wasm build, e2e cases
+
+SHELL := /bin/bash
+CARGO ?= cargo
+CARGO_TARGET_DIR ?= $(CURDIR)/target
+export CARGO_TARGET_DIR
+WASM_DIR := $(CARGO_TARGET_DIR)/wasm32-wasip1/release
+
+# policy folder -> crate name
+POLICY_DIRS := policies/gang
+gang_CRATE := gangwarden-gang-policy
+
+.PHONY: all policies demo test fmt-check lint unit e2e e2e-kwctl kwctl-cases annotate clean sync-corpus
+
+all: policies
+
+# Cargo decides what to rebuild; the copies put each module next to its metadata.yml.
+policies:
+	$(CARGO) build --locked --release --target wasm32-wasip1 -p gangwarden $(foreach d,$(POLICY_DIRS),-p $($(notdir $(d))_CRATE))
+	cp $(WASM_DIR)/gangwarden.wasm policy.wasm
+	$(foreach d,$(POLICY_DIRS),cp $(WASM_DIR)/$(subst -,_,$($(notdir $(d))_CRATE)).wasm $(d)/policy.wasm;)
+
+demo: policies
+	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin demo -- examples
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+lint:
+	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+
+unit:
+	$(CARGO) test --locked --workspace --exclude gangwarden-e2e-tests
+	$(CARGO) test --locked -p gangwarden-e2e-tests --lib
+
+e2e: policies
+	$(CARGO) test --locked -p gangwarden-e2e-tests --test e2e
+
+test: fmt-check lint unit e2e
+
+# The same cases through kwctl, when it is installed: requests, settings and replay
+# sessions are exported from the case files, then checked against kwctl's answers.
+e2e-kwctl: policies
+	@command -v kwctl >/dev/null || { echo "kwctl is not on PATH"; exit 1; }
+	rm -rf $(CARGO_TARGET_DIR)/kwctl-cases
+	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin kwctl-cases -- export $(CARGO_TARGET_DIR)/kwctl-cases
+	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin kwctl-cases -- run $(CARGO_TARGET_DIR)/kwctl-cases
+
+# Embed metadata.yml and README.md into annotated-policy.wasm (needs kwctl).
+annotate: policies
+	@command -v kwctl >/dev/null || { echo "kwctl is not on PATH"; exit 1; }
+	kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
+	for d in $(POLICY_DIRS); do kwctl annotate -m $$d/metadata.yml -u $$d/README.md -o $$d/annotated-policy.wasm $$d/policy.wasm; done
+
+# Refresh the vendored corpus from the project's shared folder.
+sync-corpus:
+	rsync -a --delete --exclude expectations.yaml ../shared/corpus/ e2e-tests/corpus/
+
+clean:
+	$(CARGO) clean
+	rm -f policy.wasm annotated-policy.wasm $(addsuffix /policy.wasm,$(POLICY_DIRS)) $(addsuffix /annotated-policy.wasm,$(POLICY_DIRS))

@@ -1,0 +1,13 @@
+//! Decoding JSON into typed objects with the path of the first field that does not fit.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// Decodes `value` as `T`; the error names the field path, e.g.
+/// `spec.schedulingPolicy.gang.minCount: invalid type: string "4", expected i32`.
+pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." { e.inner().to_string() } else { format!("{path}: {}", e.inner()) }
+    })
+}

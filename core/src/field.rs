@@ -1,0 +1,231 @@
+//! Field paths and field errors, rendered the way the Kubernetes apiserver renders them
+//! (`k8s.io/apimachinery/pkg/util/validation/field`), so users recognise the messages.
+
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// A field path such as `spec.podGroupTemplates[0].name`, built segment by segment.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Path(String);
+
+impl Path {
+    pub fn new(root: &str) -> Self {
+        Path(root.to_string())
+    }
+
+    pub fn child(&self, name: &str) -> Self {
+        if self.0.is_empty() { Path(name.to_string()) } else { Path(format!("{}.{}", self.0, name)) }
+    }
+
+    pub fn index(&self, i: usize) -> Self {
+        Path(format!("{}[{}]", self.0, i))
+    }
+
+    pub fn key(&self, key: &str) -> Self {
+        Path(format!("{}[{}]", self.0, key))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A value shown in an error: strings are quoted, numbers and booleans are bare, anything
+/// else is compact JSON (the apiserver prints Go structs there; JSON is what users wrote).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BadValue(Value);
+
+impl BadValue {
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> Self {
+        BadValue(serde_json::to_value(value).unwrap_or(Value::Null))
+    }
+}
+
+impl fmt::Display for BadValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Value::Null => f.write_str("null"),
+            // A JSON string literal is the same as Go's %q for everything users type.
+            other => f.write_str(&other.to_string()),
+        }
+    }
+}
+
+impl From<&str> for BadValue {
+    fn from(s: &str) -> Self {
+        BadValue(Value::String(s.to_string()))
+    }
+}
+impl From<&String> for BadValue {
+    fn from(s: &String) -> Self {
+        BadValue(Value::String(s.clone()))
+    }
+}
+impl From<i64> for BadValue {
+    fn from(n: i64) -> Self {
+        BadValue(Value::from(n))
+    }
+}
+impl From<i32> for BadValue {
+    fn from(n: i32) -> Self {
+        BadValue(Value::from(n))
+    }
+}
+
+/// The apiserver's error types, with the data each one prints.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ErrorKind {
+    Required { detail: String },
+    Invalid { value: BadValue, detail: String },
+    NotSupported { value: BadValue, supported: Vec<String> },
+    Forbidden { detail: String },
+    Duplicate { value: BadValue },
+    TooMany { actual: usize, max: usize },
+    NotFound { value: BadValue, detail: String },
+    Internal { detail: String },
+}
+
+/// One field error: `<path>: <Type>: <detail>`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldError {
+    pub path: Path,
+    pub kind: ErrorKind,
+}
+
+impl FieldError {
+    pub fn required(path: Path, detail: impl Into<String>) -> Self {
+        FieldError { path, kind: ErrorKind::Required { detail: detail.into() } }
+    }
+
+    pub fn invalid(path: Path, value: impl Into<BadValue>, detail: impl Into<String>) -> Self {
+        FieldError { path, kind: ErrorKind::Invalid { value: value.into(), detail: detail.into() } }
+    }
+
+    pub fn not_supported<S: AsRef<str>>(path: Path, value: impl Into<BadValue>, supported: &[S]) -> Self {
+        let supported = supported.iter().map(|s| s.as_ref().to_string()).collect();
+        FieldError { path, kind: ErrorKind::NotSupported { value: value.into(), supported } }
+    }
+
+    pub fn forbidden(path: Path, detail: impl Into<String>) -> Self {
+        FieldError { path, kind: ErrorKind::Forbidden { detail: detail.into() } }
+    }
+
+    pub fn duplicate(path: Path, value: impl Into<BadValue>) -> Self {
+        FieldError { path, kind: ErrorKind::Duplicate { value: value.into() } }
+    }
+
+    pub fn too_many(path: Path, actual: usize, max: usize) -> Self {
+        FieldError { path, kind: ErrorKind::TooMany { actual, max } }
+    }
+
+    pub fn not_found(path: Path, value: impl Into<BadValue>, detail: impl Into<String>) -> Self {
+        FieldError { path, kind: ErrorKind::NotFound { value: value.into(), detail: detail.into() } }
+    }
+
+    pub fn internal(path: Path, detail: impl Into<String>) -> Self {
+        FieldError { path, kind: ErrorKind::Internal { detail: detail.into() } }
+    }
+
+    /// The standard message for a field that may not change after creation.
+    pub fn immutable(path: Path) -> Self {
+        FieldError::forbidden(path, "field is immutable")
+    }
+}
+
+fn with_detail(f: &mut fmt::Formatter<'_>, detail: &str) -> fmt::Result {
+    if detail.is_empty() { Ok(()) } else { write!(f, ": {detail}") }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.path)?;
+        match &self.kind {
+            ErrorKind::Required { detail } => {
+                f.write_str("Required value")?;
+                with_detail(f, detail)
+            }
+            ErrorKind::Invalid { value, detail } => {
+                write!(f, "Invalid value: {value}")?;
+                with_detail(f, detail)
+            }
+            ErrorKind::NotSupported { value, supported } => {
+                write!(f, "Unsupported value: {value}")?;
+                if !supported.is_empty() {
+                    let quoted: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+                    write!(f, ": supported values: {}", quoted.join(", "))?;
+                }
+                Ok(())
+            }
+            ErrorKind::Forbidden { detail } => {
+                f.write_str("Forbidden")?;
+                with_detail(f, detail)
+            }
+            ErrorKind::Duplicate { value } => write!(f, "Duplicate value: {value}"),
+            ErrorKind::TooMany { actual, max } => {
+                let unit = if *max == 1 { "item" } else { "items" };
+                write!(f, "Too many: {actual}: must have at most {max} {unit}")
+            }
+            ErrorKind::NotFound { value, detail } => {
+                write!(f, "Not found: {value}")?;
+                with_detail(f, detail)
+            }
+            ErrorKind::Internal { detail } => write!(f, "Internal error: {detail}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_each_type_like_the_apiserver() {
+        let p = Path::new("spec").child("runPolicy").child("cleanPodPolicy");
+        assert_eq!(
+            FieldError::not_supported(p.clone(), "Sometimes", &["All", "None", "Running"]).to_string(),
+            r#"spec.runPolicy.cleanPodPolicy: Unsupported value: "Sometimes": supported values: "All", "None", "Running""#
+        );
+        let mc = Path::new("spec").child("schedulingPolicy").child("gang").child("minCount");
+        assert_eq!(
+            FieldError::required(mc.clone(), "").to_string(),
+            "spec.schedulingPolicy.gang.minCount: Required value"
+        );
+        assert_eq!(
+            FieldError::invalid(mc, -1, "must be greater than or equal to 1").to_string(),
+            "spec.schedulingPolicy.gang.minCount: Invalid value: -1: must be greater than or equal to 1"
+        );
+        let t = Path::new("spec").child("podGroupTemplates");
+        assert_eq!(
+            FieldError::too_many(t.clone(), 9, 8).to_string(),
+            "spec.podGroupTemplates: Too many: 9: must have at most 8 items"
+        );
+        assert_eq!(
+            FieldError::too_many(Path::new("spec").child("topology"), 2, 1).to_string(),
+            "spec.topology: Too many: 2: must have at most 1 item"
+        );
+        assert_eq!(
+            FieldError::duplicate(t.index(1), BadValue::of(&serde_json::json!({"name": "a"}))).to_string(),
+            r#"spec.podGroupTemplates[1]: Duplicate value: {"name":"a"}"#
+        );
+        assert_eq!(
+            FieldError::immutable(t.clone()).to_string(),
+            "spec.podGroupTemplates: Forbidden: field is immutable"
+        );
+        assert_eq!(
+            FieldError::invalid(Path::new("metadata").child("name"), "a\"b", "bad").to_string(),
+            r#"metadata.name: Invalid value: "a\"b": bad"#
+        );
+        assert_eq!(
+            Path::new("spec").child("xgbReplicaSpecs").key("Master").to_string(),
+            "spec.xgbReplicaSpecs[Master]"
+        );
+    }
+}

@@ -1,0 +1,471 @@
+//! Typed `kubeflow.org/v1` training jobs (training-operator release-1.9 API).
+//!
+//! Every field of the v1 API is here; unknown fields are ignored (the apiserver prunes them
+//! from custom resources before any webhook sees the object). Pod templates are k8s-openapi's
+//! `PodTemplateSpec`, so they decode exactly like core Pods.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::autoscaling::v2::MetricSpec;
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
+use serde::{Deserialize, Serialize};
+
+/// The six job kinds, with what differs between them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobKind {
+    TFJob,
+    PyTorchJob,
+    MPIJob,
+    JAXJob,
+    PaddleJob,
+    XGBoostJob,
+}
+
+impl JobKind {
+    pub const ALL: [JobKind; 6] = [
+        JobKind::TFJob,
+        JobKind::PyTorchJob,
+        JobKind::MPIJob,
+        JobKind::JAXJob,
+        JobKind::PaddleJob,
+        JobKind::XGBoostJob,
+    ];
+
+    pub fn from_kind(kind: &str) -> Option<JobKind> {
+        JobKind::ALL.into_iter().find(|k| k.name() == kind)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            JobKind::TFJob => "TFJob",
+            JobKind::PyTorchJob => "PyTorchJob",
+            JobKind::MPIJob => "MPIJob",
+            JobKind::JAXJob => "JAXJob",
+            JobKind::PaddleJob => "PaddleJob",
+            JobKind::XGBoostJob => "XGBoostJob",
+        }
+    }
+
+    /// The JSON name of the replica-spec map under `spec`.
+    pub fn replica_specs_field(self) -> &'static str {
+        match self {
+            JobKind::TFJob => "tfReplicaSpecs",
+            JobKind::PyTorchJob => "pytorchReplicaSpecs",
+            JobKind::MPIJob => "mpiReplicaSpecs",
+            JobKind::JAXJob => "jaxReplicaSpecs",
+            JobKind::PaddleJob => "paddleReplicaSpecs",
+            JobKind::XGBoostJob => "xgbReplicaSpecs",
+        }
+    }
+
+    /// The container the operator reads ports and exit codes from.
+    pub fn default_container_name(self) -> &'static str {
+        match self {
+            JobKind::TFJob => "tensorflow",
+            JobKind::PyTorchJob => "pytorch",
+            JobKind::MPIJob => "mpi",
+            JobKind::JAXJob => "jax",
+            JobKind::PaddleJob => "paddle",
+            JobKind::XGBoostJob => "xgboost",
+        }
+    }
+
+    /// Replica count the operator assumes when `replicas` is unset.
+    pub fn default_replicas(self, replica_type: &str) -> i32 {
+        match (self, replica_type) {
+            (JobKind::MPIJob, "Worker") => 0,
+            _ => 1,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchedulingPolicy {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_available: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_resources: Option<BTreeMap<String, Quantity>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority_class: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule_timeout_seconds: Option<i32>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunPolicy {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clean_pod_policy: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_seconds_after_finished: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_deadline_seconds: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backoff_limit: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduling_policy: Option<SchedulingPolicy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suspend: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub managed_by: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicaSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    #[serde(default)]
+    pub template: PodTemplateSpec,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+pub struct RdzvConf {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+/// PyTorchJob `spec.elasticPolicy`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ElasticPolicy {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_replicas: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_replicas: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rdzv_backend: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rdzv_port: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rdzv_host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rdzv_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rdzv_conf: Option<Vec<RdzvConf>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standalone: Option<bool>,
+    #[serde(rename = "nProcPerNode", skip_serializing_if = "Option::is_none")]
+    pub n_proc_per_node: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_restarts: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Vec<MetricSpec>>,
+}
+
+/// PaddleJob `spec.elasticPolicy`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaddleElasticPolicy {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_replicas: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_replicas: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_restarts: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Vec<MetricSpec>>,
+}
+
+pub type ReplicaSpecs = BTreeMap<String, Option<ReplicaSpec>>;
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TFJobSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_policy: Option<RunPolicy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub success_policy: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tf_replica_specs: Option<ReplicaSpecs>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enable_dynamic_worker: Option<bool>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PyTorchJobSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_policy: Option<RunPolicy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elastic_policy: Option<ElasticPolicy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pytorch_replica_specs: Option<ReplicaSpecs>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nproc_per_node: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MPIJobSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slots_per_worker: Option<i32>,
+    /// Deprecated in favour of `runPolicy.cleanPodPolicy`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clean_pod_policy: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub main_container: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_policy: Option<RunPolicy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mpi_replica_specs: Option<ReplicaSpecs>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JAXJobSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_policy: Option<RunPolicy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jax_replica_specs: Option<ReplicaSpecs>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaddleJobSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_policy: Option<RunPolicy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elastic_policy: Option<PaddleElasticPolicy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paddle_replica_specs: Option<ReplicaSpecs>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct XGBoostJobSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_policy: Option<RunPolicy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xgb_replica_specs: Option<ReplicaSpecs>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobCondition {
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub type_: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_update_time: Option<Time>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicaStatus {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub succeeded: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<LabelSelector>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobStatus {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<JobCondition>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replica_statuses: Option<BTreeMap<String, ReplicaStatus>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<Time>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion_time: Option<Time>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_reconcile_time: Option<Time>,
+}
+
+/// The spec of one of the six kinds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JobSpec {
+    TF(TFJobSpec),
+    PyTorch(PyTorchJobSpec),
+    MPI(MPIJobSpec),
+    JAX(JAXJobSpec),
+    Paddle(PaddleJobSpec),
+    XGBoost(XGBoostJobSpec),
+}
+
+/// Elastic bounds shared by PyTorch and Paddle elastic policies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ElasticBounds {
+    pub min_replicas: Option<i32>,
+    pub max_replicas: Option<i32>,
+}
+
+/// A decoded Kubeflow job of any of the six kinds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KubeflowJob {
+    pub kind: JobKind,
+    pub metadata: ObjectMeta,
+    pub spec: JobSpec,
+    pub status: Option<JobStatus>,
+}
+
+#[derive(Deserialize)]
+struct Envelope<S> {
+    #[serde(default)]
+    metadata: Option<ObjectMeta>,
+    #[serde(default)]
+    spec: Option<S>,
+    #[serde(default)]
+    status: Option<JobStatus>,
+}
+
+fn decode_as<S: serde::de::DeserializeOwned + Default>(
+    value: serde_json::Value,
+) -> Result<(ObjectMeta, S, Option<JobStatus>), String> {
+    let env: Envelope<S> = crate::decode::from_value(value)?;
+    Ok((env.metadata.unwrap_or_default(), env.spec.unwrap_or_default(), env.status))
+}
+
+impl KubeflowJob {
+    pub fn decode(kind: JobKind, value: serde_json::Value) -> Result<KubeflowJob, String> {
+        macro_rules! decode {
+            ($variant:ident) => {{
+                let (metadata, spec, status) = decode_as(value)?;
+                (metadata, JobSpec::$variant(spec), status)
+            }};
+        }
+        let (metadata, spec, status) = match kind {
+            JobKind::TFJob => decode!(TF),
+            JobKind::PyTorchJob => decode!(PyTorch),
+            JobKind::MPIJob => decode!(MPI),
+            JobKind::JAXJob => decode!(JAX),
+            JobKind::PaddleJob => decode!(Paddle),
+            JobKind::XGBoostJob => decode!(XGBoost),
+        };
+        Ok(KubeflowJob { kind, metadata, spec, status })
+    }
+
+    pub fn run_policy(&self) -> Option<&RunPolicy> {
+        match &self.spec {
+            JobSpec::TF(s) => s.run_policy.as_ref(),
+            JobSpec::PyTorch(s) => s.run_policy.as_ref(),
+            JobSpec::MPI(s) => s.run_policy.as_ref(),
+            JobSpec::JAX(s) => s.run_policy.as_ref(),
+            JobSpec::Paddle(s) => s.run_policy.as_ref(),
+            JobSpec::XGBoost(s) => s.run_policy.as_ref(),
+        }
+    }
+
+    pub fn scheduling_policy(&self) -> Option<&SchedulingPolicy> {
+        self.run_policy().and_then(|r| r.scheduling_policy.as_ref())
+    }
+
+    /// The replica-spec map; `None` when the job leaves it out.
+    pub fn replica_specs(&self) -> Option<&ReplicaSpecs> {
+        match &self.spec {
+            JobSpec::TF(s) => s.tf_replica_specs.as_ref(),
+            JobSpec::PyTorch(s) => s.pytorch_replica_specs.as_ref(),
+            JobSpec::MPI(s) => s.mpi_replica_specs.as_ref(),
+            JobSpec::JAX(s) => s.jax_replica_specs.as_ref(),
+            JobSpec::Paddle(s) => s.paddle_replica_specs.as_ref(),
+            JobSpec::XGBoost(s) => s.xgb_replica_specs.as_ref(),
+        }
+    }
+
+    /// The replica specs that are present (non-null), in key order.
+    pub fn replicas(&self) -> impl Iterator<Item = (&String, &ReplicaSpec)> {
+        self.replica_specs().into_iter().flatten().filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+    }
+
+    /// `replicas` of one replica spec, or the operator's default when unset.
+    pub fn replica_count(&self, replica_type: &str, spec: &ReplicaSpec) -> i32 {
+        spec.replicas.unwrap_or_else(|| self.kind.default_replicas(replica_type))
+    }
+
+    /// The number of pods the job runs: the operator's default `minAvailable`.
+    pub fn total_replicas(&self) -> i64 {
+        self.replicas().map(|(t, s)| i64::from(self.replica_count(t, s))).sum()
+    }
+
+    /// Elastic bounds for the kinds that have an elastic policy.
+    pub fn elastic_bounds(&self) -> Option<ElasticBounds> {
+        match &self.spec {
+            JobSpec::PyTorch(s) => s
+                .elastic_policy
+                .as_ref()
+                .map(|e| ElasticBounds { min_replicas: e.min_replicas, max_replicas: e.max_replicas }),
+            JobSpec::Paddle(s) => s
+                .elastic_policy
+                .as_ref()
+                .map(|e| ElasticBounds { min_replicas: e.min_replicas, max_replicas: e.max_replicas }),
+            _ => None,
+        }
+    }
+
+    /// Serialises the job back to JSON (used to return a mutated object).
+    pub fn spec_value(&self) -> serde_json::Value {
+        let v = match &self.spec {
+            JobSpec::TF(s) => serde_json::to_value(s),
+            JobSpec::PyTorch(s) => serde_json::to_value(s),
+            JobSpec::MPI(s) => serde_json::to_value(s),
+            JobSpec::JAX(s) => serde_json::to_value(s),
+            JobSpec::Paddle(s) => serde_json::to_value(s),
+            JobSpec::XGBoost(s) => serde_json::to_value(s),
+        };
+        v.unwrap_or(serde_json::Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn decodes_every_kind_with_its_own_map() {
+        let job = KubeflowJob::decode(
+            JobKind::PyTorchJob,
+            json!({"metadata": {"name": "p"}, "spec": {
+                "runPolicy": {"schedulingPolicy": {"minAvailable": 3, "minResources": {"cpu": 2}}},
+                "elasticPolicy": {"minReplicas": 1, "maxReplicas": 4, "rdzvConf": [{"key": "a", "value": "b"}]},
+                "pytorchReplicaSpecs": {"Master": {"replicas": 1}, "Worker": {"replicas": 2}, "Extra": null},
+                "somethingNew": true
+            }}),
+        )
+        .unwrap();
+        assert_eq!(job.total_replicas(), 3);
+        assert_eq!(job.scheduling_policy().unwrap().min_available, Some(3));
+        assert_eq!(job.elastic_bounds(), Some(ElasticBounds { min_replicas: Some(1), max_replicas: Some(4) }));
+        assert_eq!(job.replica_specs().unwrap().len(), 3);
+
+        let mpi =
+            KubeflowJob::decode(JobKind::MPIJob, json!({"spec": {"mpiReplicaSpecs": {"Launcher": {}, "Worker": {}}}}))
+                .unwrap();
+        assert_eq!(mpi.total_replicas(), 1, "MPI Worker defaults to 0 replicas, the Launcher to 1");
+        // Another kind's map is not this kind's map.
+        let tf = KubeflowJob::decode(JobKind::TFJob, json!({"spec": {"pytorchReplicaSpecs": {"Worker": {}}}})).unwrap();
+        assert!(tf.replica_specs().is_none());
+    }
+
+    #[test]
+    fn reports_where_a_field_has_the_wrong_type() {
+        let err =
+            KubeflowJob::decode(JobKind::TFJob, json!({"spec": {"tfReplicaSpecs": {"Worker": {"replicas": "two"}}}}))
+                .unwrap_err();
+        assert!(err.starts_with("spec.tfReplicaSpecs.Worker.replicas: invalid type: string \"two\""), "{err}");
+    }
+}

@@ -1,0 +1,17 @@
+//! gangwarden-core: the typed model of every object gangwarden guards, and the rules.
+//!
+//! Data flows one way: an admission payload is decoded into a [`review::Review`], a rule set
+//! ([`engine::RuleSet`]) turns it into a [`verdict::Verdict`], and [`engine::evaluate`] makes
+//! that a transport-neutral [`engine::Response`]. Cluster reads go through [`cluster::Cluster`].
+//! Nothing here does I/O or knows about waPC or wasm-bindgen.
+
+pub mod cluster;
+pub mod decode;
+pub mod engine;
+pub mod field;
+pub mod kubeflow;
+pub mod names;
+pub mod review;
+pub mod rules;
+pub mod scheduling;
+pub mod verdict;

@@ -1,0 +1,30 @@
+//! Every rule set in one policy. Its settings hold each set's settings under the set's name.
+
+use serde::Deserialize;
+
+use crate::cluster::Cluster;
+use crate::engine::RuleSet;
+use crate::review::Review;
+use crate::rules::gang::{self, Gang};
+use crate::verdict::Verdict;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct Settings {
+    pub gang: gang::Settings,
+}
+
+pub struct Bundle;
+
+impl RuleSet for Bundle {
+    const NAME: &'static str = "bundle";
+    type Settings = Settings;
+
+    fn validate_settings(s: &Settings) -> Result<(), String> {
+        Gang::validate_settings(&s.gang).map_err(|e| format!("gang.{e}"))
+    }
+
+    fn check(s: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
+        Gang::check(&s.gang, review, cluster)
+    }
+}

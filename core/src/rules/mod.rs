@@ -1,0 +1,13 @@
+//! The rule sets. Each is a [`crate::engine::RuleSet`]; [`bundle::Bundle`] runs them all.
+
+pub mod bundle;
+pub mod gang;
+
+/// A rule's stable id (used in messages and docs), its number in the rule catalogue, and
+/// what it guarantees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuleInfo {
+    pub id: &'static str,
+    pub catalogue: &'static str,
+    pub summary: &'static str,
+}

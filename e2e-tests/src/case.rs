@@ -1,0 +1,203 @@
+//! Case files: a request, settings, cluster objects and the expected answer.
+//!
+//! ```yaml
+//! description: a gang PodGroup with minCount 0 is rejected
+//! operation: CREATE            # default CREATE; the request is built around `object`
+//! object: {apiVersion: scheduling.k8s.io/v1alpha2, kind: PodGroup, ...}
+//! oldObject: {...}             # for UPDATE
+//! request: {...}               # instead of object: a whole AdmissionRequest, sent as is
+//! rawPayload: "not json"       # instead of both: the exact bytes of the validate payload
+//! settings: {maxMinCount: 8}
+//! cluster: [{apiVersion: ..., kind: Workload, ...}]   # what lookups see
+//! clusterError: "connection refused"                 # every lookup fails with this
+//! expect:
+//!   accepted: false
+//!   code: 400                  # exact; leave out for rule violations (no code)
+//!   message: ["spec.schedulingPolicy.gang.minCount: Required value [gang.min-count]"]
+//!   warnings: []               # one substring per warning, all of them
+//!   hostCalls: 1               # how many lookups the policy made
+//!   mutated: {...}             # the exact mutated object; leave out for none
+//!   settingsError: "..."       # validate_settings must refuse the settings with this text
+//! ```
+//! `message` holds one substring per violation: the answer must have exactly that many.
+
+use std::path::Path;
+
+use gangwarden_core::cluster::MemoryCluster;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::host::{Evaluation, Policy};
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Case {
+    pub description: String,
+    #[serde(default)]
+    pub operation: Option<String>,
+    #[serde(default)]
+    pub object: Option<Value>,
+    #[serde(default)]
+    pub old_object: Option<Value>,
+    #[serde(default)]
+    pub request: Option<Value>,
+    #[serde(default)]
+    pub raw_payload: Option<String>,
+    #[serde(default)]
+    pub settings: Value,
+    #[serde(default)]
+    pub cluster: Vec<Value>,
+    #[serde(default)]
+    pub cluster_error: Option<String>,
+    #[serde(default)]
+    pub expect: Option<Expect>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Expect {
+    pub accepted: bool,
+    #[serde(default)]
+    pub code: Option<u16>,
+    #[serde(default)]
+    pub message: Vec<String>,
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    #[serde(default)]
+    pub host_calls: Option<usize>,
+    #[serde(default)]
+    pub mutated: Option<Value>,
+    #[serde(default)]
+    pub settings_error: Option<String>,
+}
+
+impl Case {
+    pub fn load(path: &Path) -> Result<Case, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The AdmissionRequest the case sends (built around `object` unless given whole).
+    pub fn admission_request(&self, uid: &str) -> Value {
+        if let Some(request) = &self.request {
+            return request.clone();
+        }
+        let object = self.object.clone().unwrap_or(Value::Null);
+        admission_request_for(uid, self.operation.as_deref().unwrap_or("CREATE"), &object, self.old_object.as_ref())
+    }
+
+    /// The bytes of the `validate` payload.
+    pub fn payload(&self, uid: &str, settings: &Value) -> Vec<u8> {
+        match &self.raw_payload {
+            Some(raw) => raw.as_bytes().to_vec(),
+            None => serde_json::to_vec(&json!({"request": self.admission_request(uid), "settings": settings}))
+                .unwrap_or_default(),
+        }
+    }
+
+    pub fn cluster(&self) -> MemoryCluster {
+        match &self.cluster_error {
+            Some(message) => MemoryCluster::failing(message),
+            None => MemoryCluster::new(self.cluster.clone()),
+        }
+    }
+
+    /// Runs the case against `policy` with `settings` (the case's own, or the bundle's
+    /// wrapping of them) and checks every expectation.
+    pub fn run(&self, policy: &Policy, uid: &str, settings: &Value) -> Result<(), String> {
+        let expect = self.expect.as_ref().ok_or("the case has no `expect`")?;
+        let settings_payload = serde_json::to_vec(settings).map_err(|e| e.to_string())?;
+        let answer = policy.call("validate_settings", &settings_payload, MemoryCluster::default())?.answer?;
+        match (&expect.settings_error, answer["valid"].as_bool()) {
+            (None, Some(true)) => {}
+            (Some(want), Some(false)) if answer["message"].as_str().is_some_and(|m| m.contains(want.as_str())) => {
+                return Ok(());
+            }
+            _ => {
+                return Err(format!(
+                    "validate_settings answered {answer}, expected settingsError {:?}",
+                    expect.settings_error
+                ));
+            }
+        }
+        let evaluation = policy.call("validate", &self.payload(uid, settings), self.cluster())?;
+        check(expect, &evaluation)
+    }
+}
+
+/// An AdmissionRequest as the apiserver sends it for `object`.
+pub fn admission_request_for(uid: &str, operation: &str, object: &Value, old_object: Option<&Value>) -> Value {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let kind = json!({"group": group, "version": version, "kind": object["kind"]});
+    json!({
+        "uid": uid,
+        "kind": kind,
+        "requestKind": kind,
+        "operation": operation,
+        "namespace": object["metadata"]["namespace"].as_str().unwrap_or("default"),
+        "name": object["metadata"]["name"].as_str().unwrap_or_default(),
+        "userInfo": {"username": "gangwarden-e2e"},
+        "object": object,
+        "oldObject": old_object.cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// Matches each expected substring to a distinct actual item; the counts must agree.
+fn match_all(what: &str, expected: &[String], actual: &[String]) -> Result<(), String> {
+    let mut unused: Vec<&String> = actual.iter().collect();
+    for want in expected {
+        match unused.iter().position(|a| a.contains(want.as_str())) {
+            Some(i) => {
+                unused.remove(i);
+            }
+            None => return Err(format!("no {what} contains {want:?}; got {actual:#?}")),
+        }
+    }
+    if unused.is_empty() { Ok(()) } else { Err(format!("unexpected {what}s: {unused:#?}")) }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array().into_iter().flatten().filter_map(|s| s.as_str().map(String::from)).collect()
+}
+
+/// Checks an evaluation against what the case expects.
+pub fn check(expect: &Expect, evaluation: &Evaluation) -> Result<(), String> {
+    let answer = evaluation.answer.as_ref().map_err(|e| format!("the policy must never fail: {e}"))?;
+    let fail = |why: String| Err(format!("{why}\nanswer: {answer:#}"));
+    if answer["accepted"].as_bool() != Some(expect.accepted) {
+        return fail(format!("expected accepted={}", expect.accepted));
+    }
+    let code = answer["code"].as_u64().map(|c| c as u16);
+    if code != expect.code {
+        return fail(format!("expected code {:?}, got {code:?}", expect.code));
+    }
+    let message = answer["message"].as_str().unwrap_or_default();
+    if expect.accepted && !answer["message"].is_null() {
+        return fail("an accepted request carries no message".into());
+    }
+    // A rule rejection lists violations, each ending in its `[rule-id]`, joined with "; ";
+    // a bad request is one message.
+    let violations: Vec<String> = match (expect.accepted, code) {
+        (true, _) => Vec::new(),
+        (false, Some(_)) => vec![message.to_string()],
+        (false, None) => {
+            message.split("]; ").map(|v| if v.ends_with(']') { v.to_string() } else { format!("{v}]") }).collect()
+        }
+    };
+    if let Err(e) = match_all("violation", &expect.message, &violations) {
+        return fail(e);
+    }
+    if let Err(e) = match_all("warning", &expect.warnings, &strings(&answer["warnings"])) {
+        return fail(e);
+    }
+    match (&expect.mutated, &answer["mutated_object"]) {
+        (None, Value::Null) => {}
+        (Some(want), got) if want == got => {}
+        (want, got) => return fail(format!("expected mutated object {want:?}, got {got}")),
+    }
+    if let Some(n) = expect.host_calls.filter(|n| *n != evaluation.host_calls.len()) {
+        return fail(format!("expected {n} host calls, got {:#?}", evaluation.host_calls));
+    }
+    Ok(())
+}

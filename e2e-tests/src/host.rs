@@ -1,0 +1,160 @@
+//! Loading a policy module and calling it through waPC.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use gangwarden_core::cluster::{Cluster, MemoryCluster, Query};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use wapc::WapcHost;
+use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
+
+type HostResult = Result<Vec<u8>, Box<dyn std::error::Error + Send + Sync>>;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Metadata {
+    #[serde(default)]
+    context_aware_resources: Vec<ContextAwareResource>,
+}
+
+#[derive(Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "camelCase")]
+struct ContextAwareResource {
+    api_version: String,
+    kind: String,
+}
+
+/// A compiled policy module, ready to be instantiated once per evaluation.
+pub struct Policy {
+    pub name: String,
+    pub wasm: PathBuf,
+    pre: WasmtimeEngineProviderPre,
+    allowed: BTreeSet<(String, String)>,
+}
+
+/// One host call the policy made, as kwctl records it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostCall {
+    pub operation: String,
+    pub request: Value,
+    /// The payload answered, or the error message.
+    pub response: Result<Value, String>,
+}
+
+/// The outcome of one waPC call.
+#[derive(Debug)]
+pub struct Evaluation {
+    /// The guest's answer, or the guest error (policy-server turns that into a 500).
+    pub answer: Result<Value, String>,
+    pub host_calls: Vec<HostCall>,
+}
+
+impl Policy {
+    /// Loads `<dir>/policy.wasm` and `<dir>/metadata.yml`.
+    pub fn load(name: &str, dir: &Path) -> Result<Policy, String> {
+        let wasm = dir.join("policy.wasm");
+        let bytes = std::fs::read(&wasm)
+            .map_err(|e| format!("cannot read {}: {e} (run `make policies` first)", wasm.display()))?;
+        let metadata_path = dir.join("metadata.yml");
+        let metadata: Metadata = serde_norway::from_str(
+            &std::fs::read_to_string(&metadata_path)
+                .map_err(|e| format!("cannot read {}: {e}", metadata_path.display()))?,
+        )
+        .map_err(|e| format!("{}: {e}", metadata_path.display()))?;
+        let pre = WasmtimeEngineProviderBuilder::new()
+            .module_bytes(&bytes)
+            .build_pre()
+            .map_err(|e| format!("cannot compile {}: {e}", wasm.display()))?;
+        let allowed = metadata.context_aware_resources.into_iter().map(|r| (r.api_version, r.kind)).collect();
+        Ok(Policy { name: name.to_string(), wasm, pre, allowed })
+    }
+
+    /// Calls `operation` with `payload` in a fresh instance whose lookups see `cluster`.
+    pub fn call(&self, operation: &str, payload: &[u8], cluster: MemoryCluster) -> Result<Evaluation, String> {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let recorded = Arc::clone(&calls);
+        let allowed = self.allowed.clone();
+        let callback = move |_id: u64, binding: &str, namespace: &str, op: &str, payload: &[u8]| -> HostResult {
+            answer_host_call(&allowed, &cluster, &recorded, binding, namespace, op, payload)
+        };
+        let engine = self.pre.rehydrate(None).map_err(|e| format!("cannot instantiate {}: {e}", self.name))?;
+        let host =
+            WapcHost::new(Box::new(engine), Some(Box::new(callback))).map_err(|e| format!("wapc_init failed: {e}"))?;
+        let answer = match host.call(operation, payload) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| format!("the policy answered something that is not JSON: {e}")),
+            Err(e) => Err(format!("guest error: {e}")),
+        };
+        let host_calls = calls.lock().map(|c| c.clone()).unwrap_or_default();
+        Ok(Evaluation { answer, host_calls })
+    }
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {
+    v[key].as_str().unwrap_or_default()
+}
+
+/// Answers one host call the way policy-server does.
+fn answer_host_call(
+    allowed: &BTreeSet<(String, String)>,
+    cluster: &MemoryCluster,
+    calls: &Mutex<Vec<HostCall>>,
+    binding: &str,
+    namespace: &str,
+    op: &str,
+    payload: &[u8],
+) -> HostResult {
+    if (binding, namespace, op) == ("kubewarden", "tracing", "log") {
+        return Ok(Vec::new());
+    }
+    if (binding, namespace) != ("kubewarden", "kubernetes") {
+        return Err(format!("unknown operation: {namespace}/{op}").into());
+    }
+    let request: Value = serde_json::from_slice(payload)?;
+    let response = kubernetes_call(allowed, cluster, op, &request);
+    if let Ok(mut calls) = calls.lock() {
+        calls.push(HostCall { operation: op.to_string(), request, response: response.clone() });
+    }
+    match response {
+        Ok(v) => Ok(serde_json::to_vec(&v)?),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn kubernetes_call(
+    allowed: &BTreeSet<(String, String)>,
+    cluster: &MemoryCluster,
+    op: &str,
+    req: &Value,
+) -> Result<Value, String> {
+    let (api_version, kind) = (str_field(req, "api_version"), str_field(req, "kind"));
+    if !allowed.contains(&(api_version.to_string(), kind.to_string())) {
+        return Err(format!(
+            "Policy has not been granted access to Kubernetes {api_version}/{kind} resources. The violation has been reported."
+        ));
+    }
+    let masks: Vec<String> =
+        req["field_masks"].as_array().into_iter().flatten().filter_map(|m| m.as_str().map(String::from)).collect();
+    let masks: Vec<&str> = masks.iter().map(String::as_str).collect();
+    let namespace = req["namespace"].as_str();
+    let query = Query { api_version, kind, namespace, field_masks: &masks };
+    match op {
+        "get_resource" => {
+            let name = str_field(req, "name");
+            match cluster.get(&query, name).map_err(|e| e.0)? {
+                Some(object) => Ok(object),
+                None => {
+                    Err(format!("Cannot find {api_version}/{kind} named '{name}' inside of namespace '{namespace:?}'"))
+                }
+            }
+        }
+        "list_resources_by_namespace" | "list_resources_all" => {
+            let query = if op == "list_resources_all" { Query { namespace: None, ..query } } else { query };
+            let items = cluster.list(&query).map_err(|e| e.0)?;
+            Ok(json!({"apiVersion": api_version, "kind": format!("{kind}List"), "metadata": {}, "items": items}))
+        }
+        other => Err(format!("unknown operation: kubernetes/{other}")),
+    }
+}

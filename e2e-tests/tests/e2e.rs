@@ -1,0 +1,69 @@
+//! Runs every case file in `e2e-tests/cases/<policy>/` and every corpus document through
+//! the built policy modules. Each becomes its own test, named `<policy>::<case>`.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use gangwarden_e2e_tests::case::Case;
+use gangwarden_e2e_tests::host::Policy;
+use gangwarden_e2e_tests::{POLICIES, corpus, repo_root};
+use libtest_mimic::{Arguments, Failed, Trial};
+
+fn case_files(policy: &str) -> Vec<PathBuf> {
+    let dir = repo_root().join("e2e-tests").join("cases").join(policy);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "yaml")).collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// Compiling a module takes a while; each policy is compiled once, on first use.
+type Shared = Arc<OnceLock<Result<Policy, String>>>;
+
+fn with_policy(
+    shared: &Shared,
+    name: &str,
+    dir: &str,
+    run: impl FnOnce(&Policy) -> Result<(), String>,
+) -> Result<(), Failed> {
+    let policy = shared.get_or_init(|| Policy::load(name, &repo_root().join(dir)));
+    match policy {
+        Ok(p) => run(p).map_err(Failed::from),
+        Err(e) => Err(Failed::from(e.clone())),
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let mut trials = Vec::new();
+    for (name, dir) in POLICIES {
+        let shared: Shared = Arc::new(OnceLock::new());
+        for path in case_files(name) {
+            let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+            let shared = Arc::clone(&shared);
+            trials.push(Trial::test(format!("{name}::{stem}"), move || {
+                let case = Case::load(&path)?;
+                with_policy(&shared, name, dir, |p| {
+                    case.run(p, &stem, &case.settings).map_err(|e| format!("{}\n{e}", case.description))
+                })
+            }));
+        }
+        match corpus::cases(name) {
+            Ok(cases) => {
+                for c in cases {
+                    let shared = Arc::clone(&shared);
+                    trials.push(Trial::test(format!("{name}::corpus::{}", c.name), move || {
+                        with_policy(&shared, name, dir, |p| {
+                            c.case.run(p, &c.name, &c.case.settings).map_err(|e| format!("{}\n{e}", c.case.description))
+                        })
+                    }));
+                }
+            }
+            Err(e) => trials.push(Trial::test(format!("{name}::corpus"), move || Err(Failed::from(e)))),
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
