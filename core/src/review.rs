@@ -90,6 +90,9 @@ pub struct Review {
     pub object: Resource,
     /// Present on UPDATE.
     pub old_object: Option<Resource>,
+    /// The object exactly as it arrived; a mutating rule set edits a copy of this, so the
+    /// patch Kubewarden computes holds only the fields it meant to change.
+    pub raw_object: Value,
 }
 
 impl Review {
@@ -235,7 +238,7 @@ impl AdmissionRequest {
         } else {
             self.namespace.clone()
         };
-        Ok(Some(Review { operation, namespace, object, old_object }))
+        Ok(Some(Review { operation, namespace, object, old_object, raw_object: self.object.clone() }))
     }
 }
 
