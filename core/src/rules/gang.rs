@@ -216,7 +216,7 @@ fn check_group_spec(settings: &Settings, g: &GroupSpec, v: &mut Verdict) {
                 FieldError::invalid(
                     g.path.child("disruptionMode"),
                     mode,
-                    "a basic schedulingPolicy schedules pods one by one, so the group cannot be disrupted as a whole; use a gang policy or disruptionMode \"Pod\"",
+                    "a basic schedulingPolicy schedules pods one by one, so the group cannot be disrupted as a whole (use a gang policy or disruptionMode \"Pod\")",
                 ),
             );
         }
