@@ -24,7 +24,7 @@
 use std::path::Path;
 
 use gangwarden_core::cluster::MemoryCluster;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::host::{Evaluation, Policy};
@@ -53,7 +53,7 @@ pub struct Case {
     pub expect: Option<Expect>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Expect {
     pub accepted: bool,
@@ -69,6 +69,18 @@ pub struct Expect {
     pub mutated: Option<Value>,
     #[serde(default)]
     pub settings_error: Option<String>,
+}
+
+/// The case files of one policy, `e2e-tests/cases/<policy>/*.yaml`, sorted.
+pub fn case_files(policy: &str) -> Vec<std::path::PathBuf> {
+    let dir = crate::repo_root().join("e2e-tests").join("cases").join(policy);
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "yaml")).collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
 }
 
 impl Case {

@@ -19,3 +19,9 @@ pub fn repo_root() -> PathBuf {
 /// Every policy the project builds: its name, its folder (holding `policy.wasm` and
 /// `metadata.yml`) and the case folder under `e2e-tests/cases/`.
 pub const POLICIES: &[(&str, &str)] = &[("gang", "policies/gang"), ("bundle", ".")];
+
+/// The ClusterAdmissionPolicy manifest of each policy, under `deploy/`.
+pub fn deploy_manifest(policy: &str) -> std::path::PathBuf {
+    let file = if policy == "bundle" { "gangwarden.yaml".to_string() } else { format!("{policy}.yaml") };
+    repo_root().join("deploy").join(file)
+}

@@ -1,10 +1,9 @@
 //! Runs every case file in `e2e-tests/cases/<policy>/` and every corpus document through
 //! the built policy modules. Each becomes its own test, named `<policy>::<case>`.
 
-use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use gangwarden_e2e_tests::case::Case;
+use gangwarden_e2e_tests::case::{Case, case_files};
 use gangwarden_e2e_tests::host::Policy;
 use gangwarden_e2e_tests::{POLICIES, corpus, repo_root};
 use libtest_mimic::{Arguments, Failed, Trial};

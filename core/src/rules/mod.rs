@@ -11,3 +11,6 @@ pub struct RuleInfo {
     pub catalogue: &'static str,
     pub summary: &'static str,
 }
+
+/// Every rule set's rules, by the policy folder name that ships the set alone.
+pub const ALL: &[(&str, &[RuleInfo])] = &[("gang", gang::RULES)];
