@@ -8,17 +8,6 @@ use gangwarden_e2e_tests::host::Policy;
 use gangwarden_e2e_tests::{POLICIES, corpus, repo_root};
 use libtest_mimic::{Arguments, Failed, Trial};
 
-fn case_files(policy: &str) -> Vec<PathBuf> {
-    let dir = repo_root().join("e2e-tests").join("cases").join(policy);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "yaml")).collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
-}
-
 /// Compiling a module takes a while; each policy is compiled once, on first use.
 type Shared = Arc<OnceLock<Result<Policy, String>>>;
 
