@@ -5,6 +5,7 @@ use serde::Deserialize;
 use crate::cluster::Cluster;
 use crate::engine::RuleSet;
 use crate::review::Review;
+use crate::rules::claims::{self, Claims};
 use crate::rules::gang::{self, Gang};
 use crate::verdict::Verdict;
 
@@ -12,6 +13,7 @@ use crate::verdict::Verdict;
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct Settings {
     pub gang: gang::Settings,
+    pub claims: claims::Settings,
 }
 
 pub struct Bundle;
@@ -21,10 +23,13 @@ impl RuleSet for Bundle {
     type Settings = Settings;
 
     fn validate_settings(s: &Settings) -> Result<(), String> {
-        Gang::validate_settings(&s.gang).map_err(|e| format!("gang.{e}"))
+        Gang::validate_settings(&s.gang).map_err(|e| format!("gang.{e}"))?;
+        Claims::validate_settings(&s.claims).map_err(|e| format!("claims.{e}"))
     }
 
     fn check(s: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
-        Gang::check(&s.gang, review, cluster)
+        let mut verdict = Gang::check(&s.gang, review, cluster);
+        verdict.merge(Claims::check(&s.claims, review, cluster));
+        verdict
     }
 }

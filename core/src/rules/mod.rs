@@ -1,6 +1,7 @@
 //! The rule sets. Each is a [`crate::engine::RuleSet`]; [`bundle::Bundle`] runs them all.
 
 pub mod bundle;
+pub mod claims;
 pub mod gang;
 
 /// A rule's stable id (used in messages and docs), its number in the rule catalogue, and
@@ -13,4 +14,4 @@ pub struct RuleInfo {
 }
 
 /// Every rule set's rules, by the policy folder name that ships the set alone.
-pub const ALL: &[(&str, &[RuleInfo])] = &[("gang", gang::RULES)];
+pub const ALL: &[(&str, &[RuleInfo])] = &[("gang", gang::RULES), ("claims", claims::RULES)];

@@ -1,0 +1,1171 @@
+//! Rule set 3, claims: the DRA ResourceClaims a PodGroup (or a Workload template) shares with
+//! its Pods, and the Pods that are meant to share them. A Pod shares a group claim only when its
+//! own claim entry equals the group's in every field; anything else silently gives the Pod a
+//! claim of its own (rules.md C-08), which is what most of these rules are about. Ids and
+//! catalogue numbers (rules.md) are listed in [`RULES`].
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::api::core::v1::{Pod, PodResourceClaim, PodSpec};
+use k8s_openapi::api::scheduling::v1alpha2::{PodGroup, PodGroupResourceClaim, Workload};
+use serde::{Deserialize, Serialize};
+
+use crate::cluster::{Cluster, Query, get_as};
+use crate::engine::RuleSet;
+use crate::field::{BadValue, FieldError, Path};
+use crate::names::{self, check};
+use crate::review::{Operation, Resource, Review};
+use crate::rules::RuleInfo;
+use crate::scheduling::{GroupSpec, group_specs};
+use crate::verdict::Verdict;
+
+/// `MaxPodGroupResourceClaims` (k8s.io/api scheduling/v1alpha2).
+const MAX_CLAIMS_PER_GROUP: usize = 4;
+const RESOURCE_API_VERSION: &str = "resource.k8s.io/v1";
+const SCHEDULING_API_VERSION: &str = "scheduling.k8s.io/v1alpha2";
+
+pub const CLAIM_NAME: &str = "claims.claim-name";
+pub const CLAIM_SOURCE: &str = "claims.claim-source";
+pub const SOURCE_NAME: &str = "claims.source-name";
+pub const MAX_CLAIMS: &str = "claims.max-claims";
+pub const CLAIM_UNIQUE: &str = "claims.claim-unique";
+pub const CLAIMS_IMMUTABLE: &str = "claims.claims-immutable";
+pub const POD_CLAIM_MATCH: &str = "claims.pod-claim-match";
+pub const GROUP_CLAIM_REQUESTED: &str = "claims.group-claim-requested";
+pub const POD_CLAIMS: &str = "claims.pod-claims";
+pub const STATUS_CLAIMS: &str = "claims.status-claims";
+pub const SOURCE_EXISTS: &str = "claims.source-exists";
+pub const TEMPLATE_CLAIMS: &str = "claims.template-claims";
+pub const DIRECT_CLAIMS: &str = "claims.direct-claims";
+pub const ALLOWED_TEMPLATES: &str = "claims.allowed-templates";
+
+/// Every rule of the set, for documentation and the playground.
+pub const RULES: &[RuleInfo] = &[
+    RuleInfo { id: CLAIM_NAME, catalogue: "C-01", summary: "group claim names are DNS labels" },
+    RuleInfo {
+        id: CLAIM_SOURCE,
+        catalogue: "C-02",
+        summary: "a group claim sets exactly one of resourceClaimName or resourceClaimTemplateName",
+    },
+    RuleInfo { id: SOURCE_NAME, catalogue: "C-03", summary: "claim and template names are DNS subdomains" },
+    RuleInfo { id: MAX_CLAIMS, catalogue: "C-04", summary: "a group has at most 4 claims" },
+    RuleInfo { id: CLAIM_UNIQUE, catalogue: "C-05", summary: "group claim names are unique" },
+    RuleInfo { id: CLAIMS_IMMUTABLE, catalogue: "C-06", summary: "a PodGroup's resourceClaims never change" },
+    RuleInfo {
+        id: POD_CLAIM_MATCH,
+        catalogue: "C-08, C-09",
+        summary: "a Pod's claim that names a group claim equals it, and a group source is not reused under another name",
+    },
+    RuleInfo {
+        id: GROUP_CLAIM_REQUESTED,
+        catalogue: "C-10",
+        summary: "warn when a Pod does not request one of its group's claims",
+    },
+    RuleInfo {
+        id: POD_CLAIMS,
+        catalogue: "C-11",
+        summary: "a grouped Pod's own claims are well formed and its containers request only them",
+    },
+    RuleInfo {
+        id: STATUS_CLAIMS,
+        catalogue: "C-12",
+        summary: "status.resourceClaimStatuses name the PodGroup's claims",
+    },
+    RuleInfo { id: SOURCE_EXISTS, catalogue: "C-14", summary: "referenced claims and templates exist" },
+    RuleInfo { id: TEMPLATE_CLAIMS, catalogue: "C-15", summary: "a PodGroup copies its template's claims" },
+    RuleInfo { id: DIRECT_CLAIMS, catalogue: "setting allowDirectClaims", summary: "claims come from templates only" },
+    RuleInfo {
+        id: ALLOWED_TEMPLATES,
+        catalogue: "setting allowedClaimTemplates",
+        summary: "claims come from approved templates only",
+    },
+];
+
+/// Settings of the claims rule set.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct Settings {
+    /// Allow claims that name an existing ResourceClaim (`resourceClaimName`); when false only
+    /// `resourceClaimTemplateName` is accepted, so every group gets a claim of its own.
+    pub allow_direct_claims: bool,
+    /// When set, `resourceClaimTemplateName` must be one of these templates.
+    pub allowed_claim_templates: Option<Vec<String>>,
+    /// Reject, rather than warn, when a referenced ResourceClaim or ResourceClaimTemplate
+    /// does not exist in the namespace.
+    pub require_claim_sources_exist: bool,
+    /// Reject, rather than warn, when a cluster lookup fails.
+    pub fail_on_lookup_error: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            allow_direct_claims: true,
+            allowed_claim_templates: None,
+            require_claim_sources_exist: false,
+            fail_on_lookup_error: false,
+        }
+    }
+}
+
+pub struct Claims;
+
+impl RuleSet for Claims {
+    const NAME: &'static str = "claims";
+    type Settings = Settings;
+
+    fn validate_settings(s: &Settings) -> Result<(), String> {
+        for (i, name) in s.allowed_claim_templates.iter().flatten().enumerate() {
+            if let Some(msg) = names::is_dns1123_subdomain(name).into_iter().next() {
+                return Err(format!("allowedClaimTemplates[{i}]: {name:?} is not a ResourceClaimTemplate name: {msg}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn check(settings: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
+        let mut v = Verdict::default();
+        let ns = review.namespace.as_str();
+        // Claims of PodGroups, Workload templates and Pods are immutable, and the apiserver
+        // checked them on create; rejecting an update for them would only block unrelated
+        // updates (such as removing the PodGroup's finalizer). Updates only check immutability.
+        if review.is_update() {
+            if let (Resource::PodGroup(pg), Some(Resource::PodGroup(old))) = (&review.object, &review.old_object) {
+                check_pod_group_update(pg, old, &mut v);
+            }
+            return v;
+        }
+        if review.operation != Operation::Create {
+            return v;
+        }
+        let mut sources = Vec::new();
+        for group in group_specs(&review.object) {
+            sources.extend(check_group_claims(settings, &group, &mut v));
+        }
+        match &review.object {
+            Resource::PodGroup(pg) => {
+                check_status(pg, &mut v);
+                check_against_template(settings, pg, ns, cluster, &mut v);
+            }
+            Resource::Pod(pod) => sources.extend(check_pod(settings, pod, ns, cluster, &mut v)),
+            Resource::Workload(_) | Resource::Job(_) => {}
+        }
+        check_sources_exist(settings, &sources, ns, cluster, &mut v);
+        v
+    }
+}
+
+/// One claim entry, as PodGroups, Workload templates and Pods all write it. Serialises as
+/// the user wrote it, for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Claim<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource_claim_name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource_claim_template_name: Option<&'a str>,
+}
+
+impl<'a> From<&'a PodGroupResourceClaim> for Claim<'a> {
+    fn from(c: &'a PodGroupResourceClaim) -> Self {
+        Claim {
+            name: &c.name,
+            resource_claim_name: c.resource_claim_name.as_deref(),
+            resource_claim_template_name: c.resource_claim_template_name.as_deref(),
+        }
+    }
+}
+
+impl<'a> From<&'a PodResourceClaim> for Claim<'a> {
+    fn from(c: &'a PodResourceClaim) -> Self {
+        Claim {
+            name: &c.name,
+            resource_claim_name: c.resource_claim_name.as_deref(),
+            resource_claim_template_name: c.resource_claim_template_name.as_deref(),
+        }
+    }
+}
+
+/// Where a claim's devices come from: an existing ResourceClaim or a template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Source<'a> {
+    Claim(&'a str),
+    Template(&'a str),
+}
+
+impl<'a> Source<'a> {
+    fn kind(&self) -> &'static str {
+        match self {
+            Source::Claim(_) => "ResourceClaim",
+            Source::Template(_) => "ResourceClaimTemplate",
+        }
+    }
+
+    fn field(&self) -> &'static str {
+        match self {
+            Source::Claim(_) => "resourceClaimName",
+            Source::Template(_) => "resourceClaimTemplateName",
+        }
+    }
+
+    fn name(&self) -> &'a str {
+        match self {
+            Source::Claim(n) | Source::Template(n) => n,
+        }
+    }
+}
+
+impl<'a> Claim<'a> {
+    /// The source, when exactly one is set.
+    fn source(&self) -> Option<Source<'a>> {
+        match (self.resource_claim_name, self.resource_claim_template_name) {
+            (Some(c), None) => Some(Source::Claim(c)),
+            (None, Some(t)) => Some(Source::Template(t)),
+            _ => None,
+        }
+    }
+
+    /// The source, when it is well formed enough to look up.
+    fn valid_source(&self) -> Option<Source<'a>> {
+        self.source().filter(|s| names::is_dns1123_subdomain(s.name()).is_empty())
+    }
+}
+
+/// A source to look up, with the field that names it.
+type SourceRef<'a> = (Path, Source<'a>);
+
+/// A set optional field is validated even when empty (the apiserver validates a non-nil
+/// pointer's value, so `""` gets the format's message rather than `Required value`).
+fn check_set(path: &Path, value: &str, validator: fn(&str) -> Vec<String>) -> Vec<FieldError> {
+    validator(value).into_iter().map(|msg| FieldError::invalid(path.clone(), value, msg)).collect()
+}
+
+/// C-03 (reported under `rule`) and the source settings, for one entry of any claim list.
+fn check_source(settings: &Settings, claim: &Claim, item: &Path, rule: &'static str, v: &mut Verdict) {
+    for (field, value) in [
+        ("resourceClaimName", claim.resource_claim_name),
+        ("resourceClaimTemplateName", claim.resource_claim_template_name),
+    ] {
+        if let Some(value) = value {
+            v.deny_all(rule, check_set(&item.child(field), value, names::is_dns1123_subdomain));
+        }
+    }
+    if let Some(name) = claim.resource_claim_name.filter(|_| !settings.allow_direct_claims) {
+        v.deny(
+            DIRECT_CLAIMS,
+            FieldError::forbidden(
+                item.child("resourceClaimName"),
+                format!("claim {name:?} is shared directly, but only resourceClaimTemplateName is allowed (settings.allowDirectClaims is false)"),
+            ),
+        );
+    }
+    if let (Some(name), Some(allowed)) = (claim.resource_claim_template_name, &settings.allowed_claim_templates)
+        && !allowed.iter().any(|a| a == name)
+    {
+        v.deny(ALLOWED_TEMPLATES, FieldError::not_supported(item.child("resourceClaimTemplateName"), name, allowed));
+    }
+}
+
+/// C-01..C-05 and the source settings for a PodGroup's or Workload template's claims.
+/// Returns the well-formed sources, to look up.
+fn check_group_claims<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdict) -> Vec<SourceRef<'a>> {
+    let Some(claims) = g.resource_claims else { return Vec::new() };
+    let path = g.path.child("resourceClaims");
+    if claims.len() > MAX_CLAIMS_PER_GROUP {
+        v.deny(MAX_CLAIMS, FieldError::too_many(path.clone(), claims.len(), MAX_CLAIMS_PER_GROUP));
+    }
+    let mut sources = Vec::new();
+    for (i, c) in claims.iter().enumerate() {
+        let item = path.index(i);
+        let claim = Claim::from(c);
+        v.deny_all(CLAIM_NAME, check(&item.child("name"), &c.name, true, names::is_dns1123_label));
+        match (&c.resource_claim_name, &c.resource_claim_template_name) {
+            (None, None) => v.deny(
+                CLAIM_SOURCE,
+                FieldError::invalid(
+                    item.clone(),
+                    "",
+                    "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`",
+                ),
+            ),
+            (Some(_), Some(_)) => v.deny(
+                CLAIM_SOURCE,
+                FieldError::invalid(
+                    item.clone(),
+                    "{resourceClaimName, resourceClaimTemplateName}",
+                    "must specify exactly one of: `resourceClaimName`, `resourceClaimTemplateName`",
+                ),
+            ),
+            _ => {}
+        }
+        check_source(settings, &claim, &item, SOURCE_NAME, v);
+        if claims[..i].iter().any(|earlier| earlier.name == c.name) {
+            v.deny(CLAIM_UNIQUE, FieldError::duplicate(item.clone(), BadValue::of(c)));
+        }
+        if let Some(source) = claim.valid_source() {
+            sources.push((item.child(source.field()), source));
+        }
+    }
+    sources
+}
+
+/// A missing list and an empty one mean the same.
+fn claims_of(pg: &PodGroup) -> &[PodGroupResourceClaim] {
+    pg.spec.resource_claims.as_deref().unwrap_or_default()
+}
+
+/// C-06.
+fn check_pod_group_update(pg: &PodGroup, old: &PodGroup, v: &mut Verdict) {
+    if claims_of(pg) != claims_of(old) {
+        v.deny(CLAIMS_IMMUTABLE, FieldError::immutable(Path::new("spec").child("resourceClaims")));
+    }
+}
+
+/// C-12: what the resourceclaim controller reports must be about the spec's claims.
+fn check_status(pg: &PodGroup, v: &mut Verdict) {
+    let Some(statuses) = pg.status.as_ref().and_then(|s| s.resource_claim_statuses.as_ref()) else { return };
+    let path = Path::new("status").child("resourceClaimStatuses");
+    if statuses.len() > MAX_CLAIMS_PER_GROUP {
+        v.deny(STATUS_CLAIMS, FieldError::too_many(path.clone(), statuses.len(), MAX_CLAIMS_PER_GROUP));
+    }
+    let spec_claims = claims_of(pg);
+    for (i, s) in statuses.iter().enumerate() {
+        let item = path.index(i);
+        if statuses[..i].iter().any(|earlier| earlier.name == s.name) {
+            v.deny(STATUS_CLAIMS, FieldError::duplicate(item.clone(), BadValue::of(s)));
+        }
+        if !spec_claims.iter().any(|c| c.name == s.name) {
+            v.deny(
+                STATUS_CLAIMS,
+                FieldError::invalid(
+                    item.child("name"),
+                    &s.name,
+                    "must match the name of an entry in `spec.resourceClaims`",
+                ),
+            );
+        }
+        if let Some(name) = &s.resource_claim_name {
+            v.deny_all(STATUS_CLAIMS, check_set(&item.child("resourceClaimName"), name, names::is_dns1123_subdomain));
+        }
+    }
+}
+
+/// Claims compared as sets: the list is a map keyed by name, so order carries no meaning.
+fn sorted_claims(claims: &[PodGroupResourceClaim]) -> Vec<Claim<'_>> {
+    let mut out: Vec<Claim> = claims.iter().map(Claim::from).collect();
+    out.sort_by_key(|c| (c.name, c.resource_claim_name, c.resource_claim_template_name));
+    out
+}
+
+/// C-15: a PodGroup made from a Workload template carries the template's claims. A missing
+/// Workload or template is the gang set's business (G-18), so it is skipped here.
+fn check_against_template(settings: &Settings, pg: &PodGroup, namespace: &str, cluster: &dyn Cluster, v: &mut Verdict) {
+    let Some(r) = pg.spec.pod_group_template_ref.as_ref().and_then(|r| r.workload.as_ref()) else { return };
+    // A malformed reference is rejected by the gang set and cannot be looked up.
+    if !names::is_dns1123_subdomain(&r.workload_name).is_empty()
+        || !names::is_dns1123_label(&r.pod_group_template_name).is_empty()
+    {
+        return;
+    }
+    let query = Query {
+        api_version: SCHEDULING_API_VERSION,
+        kind: "Workload",
+        namespace: Some(namespace),
+        field_masks: &["spec.podGroupTemplates"],
+    };
+    let workload: Workload = match get_as(cluster, &query, &r.workload_name) {
+        Ok(Some(w)) => w,
+        Ok(None) => return,
+        Err(e) => {
+            let path = Path::new("spec").child("podGroupTemplateRef").child("workload").child("workloadName");
+            let what = format!("Workload {:?} to compare resourceClaims with its template", r.workload_name);
+            v.lookup_failed(TEMPLATE_CLAIMS, path, &what, &e, settings.fail_on_lookup_error);
+            return;
+        }
+    };
+    let Some(template) = workload.spec.pod_group_templates.iter().find(|t| t.name == r.pod_group_template_name) else {
+        return;
+    };
+    let want = template.resource_claims.as_deref().unwrap_or_default();
+    let have = claims_of(pg);
+    if sorted_claims(have) != sorted_claims(want) {
+        v.deny(
+            TEMPLATE_CLAIMS,
+            FieldError::invalid(
+                Path::new("spec").child("resourceClaims"),
+                BadValue::of(have),
+                format!(
+                    "must equal the resourceClaims of Workload {:?} template {:?}: {}",
+                    r.workload_name,
+                    template.name,
+                    BadValue::of(want)
+                ),
+            ),
+        );
+    }
+}
+
+/// C-11: the core Pod rules for claims (pkg/apis/core/validation), which a Pod that joins a
+/// group must follow for the comparison with the group to mean anything.
+fn check_pod_claims(spec: &PodSpec, v: &mut Verdict) {
+    let path = Path::new("spec").child("resourceClaims");
+    let claims = spec.resource_claims.as_deref().unwrap_or_default();
+    let mut valid_names = BTreeSet::new();
+    for (i, c) in claims.iter().enumerate() {
+        let item = path.index(i);
+        let name_path = item.child("name");
+        if c.name.is_empty() {
+            v.deny(POD_CLAIMS, FieldError::required(name_path, ""));
+        } else if valid_names.contains(c.name.as_str()) {
+            v.deny(POD_CLAIMS, FieldError::duplicate(name_path, &c.name));
+        } else {
+            let errors = check(&name_path, &c.name, true, names::is_dns1123_label);
+            if errors.is_empty() {
+                valid_names.insert(c.name.as_str());
+            }
+            v.deny_all(POD_CLAIMS, errors);
+        }
+        match (&c.resource_claim_name, &c.resource_claim_template_name) {
+            (Some(_), Some(_)) => v.deny(
+                POD_CLAIMS,
+                FieldError::invalid(
+                    item.clone(),
+                    BadValue::of(c),
+                    "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified",
+                ),
+            ),
+            (None, None) => v.deny(
+                POD_CLAIMS,
+                FieldError::invalid(
+                    item.clone(),
+                    BadValue::of(c),
+                    "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`",
+                ),
+            ),
+            _ => {}
+        }
+    }
+    // Containers may name any non-empty pod claim name, valid or not (the name itself is
+    // reported above).
+    let pod_names: BTreeSet<&str> = claims.iter().map(|c| c.name.as_str()).filter(|n| !n.is_empty()).collect();
+    let listed = pod_names.iter().copied().collect::<Vec<_>>().join(", ");
+    for (field, containers) in
+        [("containers", Some(&spec.containers)), ("initContainers", spec.init_containers.as_ref())]
+    {
+        for (ci, container) in containers.into_iter().flatten().enumerate() {
+            let Some(requests) = container.resources.as_ref().and_then(|r| r.claims.as_ref()) else { continue };
+            let path = Path::new("spec").child(field).index(ci).child("resources").child("claims");
+            let mut seen = BTreeSet::new();
+            for (j, r) in requests.iter().enumerate() {
+                let item = path.index(j);
+                if r.name.is_empty() {
+                    v.deny(POD_CLAIMS, FieldError::required(item, ""));
+                    continue;
+                }
+                let mut key = r.name.clone();
+                if let Some(request) = r.request.as_ref().filter(|q| !q.is_empty()) {
+                    v.deny_all(POD_CLAIMS, check(&item.child("request"), request, true, names::is_dns1123_label));
+                    key = format!("{}/{request}", r.name);
+                }
+                if !seen.insert(key.clone()) {
+                    v.deny(POD_CLAIMS, FieldError::duplicate(item.clone(), &key));
+                }
+                if !pod_names.contains(r.name.as_str()) {
+                    let detail = if pod_names.is_empty() {
+                        "must be one of the names in pod.spec.resourceClaims which is empty".to_string()
+                    } else {
+                        format!("must be one of the names in pod.spec.resourceClaims: {listed}")
+                    };
+                    v.deny(POD_CLAIMS, FieldError::not_found(item, &r.name, detail));
+                }
+            }
+        }
+    }
+}
+
+/// The claim names a Pod's containers and init containers request.
+fn requested_names(spec: &PodSpec) -> BTreeSet<&str> {
+    spec.containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+        .filter_map(|c| c.resources.as_ref().and_then(|r| r.claims.as_ref()))
+        .flatten()
+        .map(|r| r.name.as_str())
+        .collect()
+}
+
+/// C-09, C-10, C-11 and the source settings for a Pod that joins a PodGroup. Returns the
+/// Pod's well-formed sources, to look up.
+fn check_pod<'a>(
+    settings: &Settings,
+    pod: &'a Pod,
+    namespace: &str,
+    cluster: &dyn Cluster,
+    v: &mut Verdict,
+) -> Vec<SourceRef<'a>> {
+    let Some(spec) = pod.spec.as_ref() else { return Vec::new() };
+    let Some(group_name) = spec.scheduling_group.as_ref().and_then(|g| g.pod_group_name.as_ref()) else {
+        return Vec::new();
+    };
+    // A malformed group name is rejected by the gang set and cannot be looked up.
+    if !names::is_dns1123_subdomain(group_name).is_empty() {
+        return Vec::new();
+    }
+    check_pod_claims(spec, v);
+    let claims_path = Path::new("spec").child("resourceClaims");
+    let pod_claims: Vec<Claim> = spec.resource_claims.iter().flatten().map(Claim::from).collect();
+    let mut sources = Vec::new();
+    for (i, claim) in pod_claims.iter().enumerate() {
+        let item = claims_path.index(i);
+        check_source(settings, claim, &item, POD_CLAIMS, v);
+        if let Some(source) = claim.valid_source() {
+            sources.push((item.child(source.field()), source));
+        }
+    }
+
+    let group_path = Path::new("spec").child("schedulingGroup").child("podGroupName");
+    let query = Query {
+        api_version: SCHEDULING_API_VERSION,
+        kind: "PodGroup",
+        namespace: Some(namespace),
+        field_masks: &["spec.resourceClaims"],
+    };
+    match get_as::<PodGroup>(cluster, &query, group_name) {
+        Ok(Some(group)) => compare_with_group(group_name, claims_of(&group), &pod_claims, &requested_names(spec), v),
+        Ok(None) => v.warn(
+            POD_CLAIM_MATCH,
+            group_path,
+            format!(
+                "PodGroup {group_name:?} does not exist in namespace {namespace:?} yet, so this Pod's resourceClaims could not be compared with the group's claims (a Pod shares a group claim only through an identical entry)"
+            ),
+        ),
+        Err(e) => v.lookup_failed(
+            POD_CLAIM_MATCH,
+            group_path,
+            &format!("PodGroup {group_name:?} to compare this Pod's resourceClaims with the group's"),
+            &e,
+            settings.fail_on_lookup_error,
+        ),
+    }
+    sources
+}
+
+/// C-09 and C-10: the Pod's claims against its PodGroup's.
+fn compare_with_group(
+    group_name: &str,
+    group: &[PodGroupResourceClaim],
+    pod_claims: &[Claim],
+    requested: &BTreeSet<&str>,
+    v: &mut Verdict,
+) {
+    let path = Path::new("spec").child("resourceClaims");
+    let group: Vec<Claim> = group.iter().map(Claim::from).collect();
+    // Group claims whose problem is already reported for this Pod.
+    let mut reported = BTreeSet::new();
+    for (i, p) in pod_claims.iter().enumerate() {
+        // A malformed entry is C-11's to report; comparing it would say the same twice.
+        let Some(source) = p.source() else { continue };
+        if let Some(g) = group.iter().find(|g| g.name == p.name) {
+            reported.insert(g.name);
+            if g != p {
+                v.deny(
+                    POD_CLAIM_MATCH,
+                    FieldError::invalid(
+                        path.index(i),
+                        BadValue::of(p),
+                        format!(
+                            "has the name of PodGroup {group_name:?} claim {} but another source, so this Pod would get a claim of its own instead of sharing the group's (copy the group's entry unchanged)",
+                            BadValue::of(g)
+                        ),
+                    ),
+                );
+            }
+        } else if let Some(g) = group.iter().find(|g| g.source() == Some(source)) {
+            reported.insert(g.name);
+            let consequence = match source {
+                Source::Template(_) => "this Pod gets a claim of its own generated from the template",
+                Source::Claim(_) => "the claim is reserved for this Pod on its own, not through the group",
+            };
+            v.warn(
+                POD_CLAIM_MATCH,
+                path.index(i),
+                format!(
+                    "{} {:?} is PodGroup {group_name:?} claim {:?}, but this entry is named {:?}, so {consequence}; name it {:?} to share the group's claim",
+                    source.kind(),
+                    source.name(),
+                    g.name,
+                    p.name,
+                    g.name
+                ),
+            );
+        }
+    }
+    for g in &group {
+        match pod_claims.iter().position(|p| p == g) {
+            Some(i) if !requested.contains(g.name) => v.warn(
+                GROUP_CLAIM_REQUESTED,
+                path.index(i),
+                format!(
+                    "PodGroup {group_name:?} claim {:?} is listed, but no container or init container requests it in resources.claims, so this Pod does not use the group's devices",
+                    g.name
+                ),
+            ),
+            Some(_) => {}
+            None if reported.contains(g.name) => {}
+            None => v.warn(
+                GROUP_CLAIM_REQUESTED,
+                path.clone(),
+                format!(
+                    "has no entry for PodGroup {group_name:?} claim {}, so this Pod cannot use the devices allocated for the group; add the entry unchanged and request it in a container's resources.claims",
+                    BadValue::of(g)
+                ),
+            ),
+        }
+    }
+}
+
+/// C-14: each distinct source is looked up once and reported at its first use.
+fn check_sources_exist(
+    settings: &Settings,
+    sources: &[SourceRef],
+    namespace: &str,
+    cluster: &dyn Cluster,
+    v: &mut Verdict,
+) {
+    let mut seen = BTreeSet::new();
+    for (path, source) in sources {
+        if !seen.insert(*source) {
+            continue;
+        }
+        let query = Query {
+            api_version: RESOURCE_API_VERSION,
+            kind: source.kind(),
+            namespace: Some(namespace),
+            field_masks: &["metadata.name"],
+        };
+        let (kind, name) = (source.kind(), source.name());
+        match cluster.get(&query, name) {
+            Ok(Some(_)) => {}
+            Ok(None) if settings.require_claim_sources_exist => v.deny(
+                SOURCE_EXISTS,
+                FieldError::not_found(
+                    path.clone(),
+                    name,
+                    format!("no {kind} with this name in namespace {namespace:?} (settings.requireClaimSourcesExist)"),
+                ),
+            ),
+            Ok(None) => v.warn(
+                SOURCE_EXISTS,
+                path.clone(),
+                format!(
+                    "{kind} {name:?} does not exist in namespace {namespace:?}, so Pods that use this claim stay Pending until it is created"
+                ),
+            ),
+            Err(e) => {
+                v.lookup_failed(SOURCE_EXISTS, path.clone(), &format!("{kind} {name:?}"), &e, settings.fail_on_lookup_error)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::cluster::MemoryCluster;
+    use crate::engine::parse_settings;
+    use crate::review::AdmissionRequest;
+
+    fn label_msg() -> String {
+        names::is_dns1123_label("X").remove(0)
+    }
+
+    fn subdomain_msg() -> String {
+        names::is_dns1123_subdomain("X").remove(0)
+    }
+
+    fn review(op: &str, object: Value, old: Option<Value>) -> Review {
+        let api = object["apiVersion"].as_str().unwrap_or_default().to_string();
+        let (group, version) = api.rsplit_once('/').unwrap_or(("", &api));
+        let request = json!({
+            "operation": op, "namespace": "ml",
+            "kind": {"group": group, "version": version, "kind": object["kind"]},
+            "object": object, "oldObject": old.unwrap_or(Value::Null),
+        });
+        AdmissionRequest::from_value(request).unwrap().review().unwrap().unwrap()
+    }
+
+    fn run(settings: &Settings, object: Value, cluster: &dyn Cluster) -> Verdict {
+        Claims::check(settings, &review("CREATE", object, None), cluster)
+    }
+
+    fn messages(v: &Verdict) -> Vec<String> {
+        v.violations.iter().map(|x| x.to_string()).collect()
+    }
+
+    fn pod_group(claims: Value) -> Value {
+        json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+               "metadata": {"name": "train-0", "namespace": "ml"},
+               "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}, "resourceClaims": claims}})
+    }
+
+    fn workload(claims: Value) -> Value {
+        json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload",
+               "metadata": {"name": "train", "namespace": "ml"},
+               "spec": {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 2}},
+                                                "resourceClaims": claims}]}})
+    }
+
+    fn source(kind: &str, name: &str) -> Value {
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": kind, "metadata": {"name": name, "namespace": "ml"}})
+    }
+
+    /// A cluster with the sources the examples use.
+    fn cluster_with(mut objects: Vec<Value>) -> MemoryCluster {
+        objects.push(source("ResourceClaimTemplate", "gpu-template"));
+        objects.push(source("ResourceClaim", "shared-nic"));
+        MemoryCluster::new(objects)
+    }
+
+    fn gpu() -> Value {
+        json!({"name": "gpu", "resourceClaimTemplateName": "gpu-template"})
+    }
+
+    fn pod(claims: Value, requests: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "w-0", "namespace": "ml"},
+               "spec": {"schedulingGroup": {"podGroupName": "train-0"}, "resourceClaims": claims,
+                        "containers": [{"name": "main", "image": "train:1", "resources": {"claims": requests}}]}})
+    }
+
+    fn names_of(claims: &[&str]) -> Value {
+        Value::Array(claims.iter().map(|n| json!({"name": n})).collect())
+    }
+
+    #[test]
+    fn well_formed_group_claims_pass_quietly() {
+        let claims = json!([gpu(), {"name": "nic", "resourceClaimName": "shared-nic"}]);
+        for object in [pod_group(claims.clone()), workload(claims)] {
+            let v = run(&Settings::default(), object, &cluster_with(vec![]));
+            assert_eq!(v, Verdict::default());
+        }
+    }
+
+    #[test]
+    fn group_claim_shape() {
+        let claims = json!([
+            {"resourceClaimTemplateName": "t"},
+            {"name": "Bad_Name", "resourceClaimName": "Bad_Claim"},
+            {"name": "none"},
+            {"name": "both", "resourceClaimName": "c", "resourceClaimTemplateName": "t"},
+            {"name": "empty", "resourceClaimTemplateName": ""},
+            {"name": "none", "resourceClaimTemplateName": "t"},
+        ]);
+        let v = run(&Settings::default(), pod_group(claims), &MemoryCluster::default());
+        let (label, sub) = (label_msg(), subdomain_msg());
+        assert_eq!(
+            messages(&v),
+            vec![
+                "spec.resourceClaims: Too many: 6: must have at most 4 items [claims.max-claims]".to_string(),
+                "spec.resourceClaims[0].name: Required value [claims.claim-name]".to_string(),
+                format!("spec.resourceClaims[1].name: Invalid value: \"Bad_Name\": {label} [claims.claim-name]"),
+                format!(
+                    "spec.resourceClaims[1].resourceClaimName: Invalid value: \"Bad_Claim\": {sub} [claims.source-name]"
+                ),
+                "spec.resourceClaims[2]: Invalid value: \"\": must specify one of: `resourceClaimName`, `resourceClaimTemplateName` [claims.claim-source]".to_string(),
+                "spec.resourceClaims[3]: Invalid value: \"{resourceClaimName, resourceClaimTemplateName}\": must specify exactly one of: `resourceClaimName`, `resourceClaimTemplateName` [claims.claim-source]".to_string(),
+                format!("spec.resourceClaims[4].resourceClaimTemplateName: Invalid value: \"\": {sub} [claims.source-name]"),
+                "spec.resourceClaims[5]: Duplicate value: {\"name\":\"none\",\"resourceClaimTemplateName\":\"t\"} [claims.claim-unique]".to_string(),
+            ]
+        );
+        // Only well-formed sources are looked up, each once: "t" (first used by entry 0), not
+        // "c", which shares its entry with a template.
+        assert_eq!(
+            v.warning_messages(),
+            vec![
+                "spec.resourceClaims[0].resourceClaimTemplateName: ResourceClaimTemplate \"t\" does not exist in namespace \"ml\", so Pods that use this claim stay Pending until it is created [claims.source-exists]"
+            ]
+        );
+    }
+
+    #[test]
+    fn workload_template_paths() {
+        let v = run(&Settings::default(), workload(json!([{"name": "gpu"}])), &MemoryCluster::default());
+        assert_eq!(
+            messages(&v),
+            vec![
+                "spec.podGroupTemplates[0].resourceClaims[0]: Invalid value: \"\": must specify one of: `resourceClaimName`, `resourceClaimTemplateName` [claims.claim-source]"
+            ]
+        );
+        let v = run(&Settings::default(), workload(json!([gpu()])), &MemoryCluster::default());
+        assert_eq!(
+            v.warning_messages(),
+            vec![
+                "spec.podGroupTemplates[0].resourceClaims[0].resourceClaimTemplateName: ResourceClaimTemplate \"gpu-template\" does not exist in namespace \"ml\", so Pods that use this claim stay Pending until it is created [claims.source-exists]"
+            ]
+        );
+    }
+
+    #[test]
+    fn pod_group_claims_are_immutable_and_updates_check_nothing_else() {
+        let failing = MemoryCluster::failing("boom");
+        let old = pod_group(json!([gpu()]));
+        let changed = pod_group(json!([{"name": "gpu", "resourceClaimTemplateName": "other"}]));
+        let v = Claims::check(&Settings::default(), &review("UPDATE", changed, Some(old.clone())), &failing);
+        assert_eq!(messages(&v), vec!["spec.resourceClaims: Forbidden: field is immutable [claims.claims-immutable]"]);
+        assert!(v.warnings.is_empty());
+
+        // An unchanged object is never blocked (its finalizer must be removable), even when
+        // the settings would reject it today, and nothing is looked up.
+        let strict = Settings { allowed_claim_templates: Some(vec![]), ..Settings::default() };
+        let mut labelled = old.clone();
+        labelled["metadata"]["labels"] = json!({"a": "b"});
+        let v = Claims::check(&strict, &review("UPDATE", labelled, Some(old)), &failing);
+        assert_eq!(v, Verdict::default());
+
+        // A missing list and an empty one are the same.
+        let none = pod_group(Value::Null);
+        let v = Claims::check(&Settings::default(), &review("UPDATE", pod_group(json!([])), Some(none)), &failing);
+        assert_eq!(v, Verdict::default());
+    }
+
+    #[test]
+    fn status_names_match_the_spec() {
+        let mut object = pod_group(json!([gpu()]));
+        object["status"] = json!({"resourceClaimStatuses": [
+            {"name": "gpu", "resourceClaimName": "train-0-gpu-x7k2p"},
+            {"name": "nic"},
+            {"name": "gpu", "resourceClaimName": "Bad"},
+            {"name": "a"}, {"name": "b"},
+        ]});
+        let v = run(&Settings::default(), object, &cluster_with(vec![]));
+        assert_eq!(
+            messages(&v),
+            vec![
+                "status.resourceClaimStatuses: Too many: 5: must have at most 4 items [claims.status-claims]".to_string(),
+                "status.resourceClaimStatuses[1].name: Invalid value: \"nic\": must match the name of an entry in `spec.resourceClaims` [claims.status-claims]".to_string(),
+                "status.resourceClaimStatuses[2]: Duplicate value: {\"name\":\"gpu\",\"resourceClaimName\":\"Bad\"} [claims.status-claims]".to_string(),
+                format!(
+                    "status.resourceClaimStatuses[2].resourceClaimName: Invalid value: \"Bad\": {} [claims.status-claims]",
+                    subdomain_msg()
+                ),
+                "status.resourceClaimStatuses[3].name: Invalid value: \"a\": must match the name of an entry in `spec.resourceClaims` [claims.status-claims]".to_string(),
+                "status.resourceClaimStatuses[4].name: Invalid value: \"b\": must match the name of an entry in `spec.resourceClaims` [claims.status-claims]".to_string(),
+            ]
+        );
+    }
+
+    fn from_template(claims: Value) -> Value {
+        let mut pg = pod_group(claims);
+        pg["spec"]["podGroupTemplateRef"] =
+            json!({"workload": {"workloadName": "train", "podGroupTemplateName": "workers"}});
+        pg
+    }
+
+    #[test]
+    fn a_pod_group_copies_its_template_claims() {
+        let nic = json!({"name": "nic", "resourceClaimName": "shared-nic"});
+        let cluster = cluster_with(vec![workload(json!([gpu(), nic.clone()]))]);
+        // Same claims in another order: the list is keyed by name.
+        let v = run(&Settings::default(), from_template(json!([nic.clone(), gpu()])), &cluster);
+        assert_eq!(v, Verdict::default());
+
+        let v = run(&Settings::default(), from_template(json!([gpu()])), &cluster);
+        assert_eq!(
+            messages(&v),
+            vec![
+                r#"spec.resourceClaims: Invalid value: [{"name":"gpu","resourceClaimTemplateName":"gpu-template"}]: must equal the resourceClaims of Workload "train" template "workers": [{"name":"gpu","resourceClaimTemplateName":"gpu-template"},{"name":"nic","resourceClaimName":"shared-nic"}] [claims.template-claims]"#
+            ]
+        );
+
+        let cluster = cluster_with(vec![workload(Value::Null)]);
+        let v = run(&Settings::default(), from_template(Value::Null), &cluster);
+        assert_eq!(v, Verdict::default());
+        let v = run(&Settings::default(), from_template(json!([gpu()])), &cluster);
+        assert_eq!(
+            messages(&v),
+            vec![
+                r#"spec.resourceClaims: Invalid value: [{"name":"gpu","resourceClaimTemplateName":"gpu-template"}]: must equal the resourceClaims of Workload "train" template "workers": [] [claims.template-claims]"#
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_workload_or_template_is_left_to_the_gang_set() {
+        let v = run(&Settings::default(), from_template(json!([gpu()])), &cluster_with(vec![]));
+        assert_eq!(v, Verdict::default());
+        let mut other = workload(json!([gpu()]));
+        other["spec"]["podGroupTemplates"][0]["name"] = json!("launcher");
+        let v = run(&Settings::default(), from_template(json!([])), &cluster_with(vec![other]));
+        assert_eq!(v, Verdict::default());
+        // A malformed reference is not looked up at all.
+        let mut bad = from_template(json!([]));
+        bad["spec"]["podGroupTemplateRef"]["workload"]["workloadName"] = json!("Bad");
+        let v = run(&Settings::default(), bad, &MemoryCluster::failing("boom"));
+        assert_eq!(v, Verdict::default());
+    }
+
+    #[test]
+    fn failed_lookups_warn_or_fail_closed() {
+        let failing = MemoryCluster::failing("connection refused");
+        let v = run(&Settings::default(), from_template(json!([gpu()])), &failing);
+        assert!(v.violations.is_empty());
+        assert_eq!(
+            v.warning_messages(),
+            vec![
+                "spec.podGroupTemplateRef.workload.workloadName: cannot look up Workload \"train\" to compare resourceClaims with its template: connection refused; the check was skipped [claims.template-claims]",
+                "spec.resourceClaims[0].resourceClaimTemplateName: cannot look up ResourceClaimTemplate \"gpu-template\": connection refused; the check was skipped [claims.source-exists]",
+            ]
+        );
+        let closed = Settings { fail_on_lookup_error: true, ..Settings::default() };
+        let v = run(&closed, from_template(json!([gpu()])), &failing);
+        assert_eq!(
+            messages(&v),
+            vec![
+                "spec.podGroupTemplateRef.workload.workloadName: Internal error: cannot look up Workload \"train\" to compare resourceClaims with its template: connection refused [claims.template-claims]",
+                "spec.resourceClaims[0].resourceClaimTemplateName: Internal error: cannot look up ResourceClaimTemplate \"gpu-template\": connection refused [claims.source-exists]",
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_sources_warn_or_are_rejected() {
+        let claims = json!([{"name": "a", "resourceClaimName": "gone"}, {"name": "b", "resourceClaimName": "gone"}]);
+        let v = run(&Settings::default(), pod_group(claims.clone()), &MemoryCluster::default());
+        assert!(v.violations.is_empty());
+        // Each source is looked up and reported once.
+        assert_eq!(
+            v.warning_messages(),
+            vec![
+                "spec.resourceClaims[0].resourceClaimName: ResourceClaim \"gone\" does not exist in namespace \"ml\", so Pods that use this claim stay Pending until it is created [claims.source-exists]"
+            ]
+        );
+        let strict = Settings { require_claim_sources_exist: true, ..Settings::default() };
+        let v = run(&strict, pod_group(claims), &MemoryCluster::default());
+        assert_eq!(
+            messages(&v),
+            vec![
+                "spec.resourceClaims[0].resourceClaimName: Not found: \"gone\": no ResourceClaim with this name in namespace \"ml\" (settings.requireClaimSourcesExist) [claims.source-exists]"
+            ]
+        );
+        // A source in another namespace does not count.
+        let mut elsewhere = source("ResourceClaim", "gone");
+        elsewhere["metadata"]["namespace"] = json!("other");
+        let v = run(
+            &strict,
+            pod_group(json!([{"name": "a", "resourceClaimName": "gone"}])),
+            &MemoryCluster::new(vec![elsewhere]),
+        );
+        assert_eq!(v.violations.len(), 1);
+    }
+
+    #[test]
+    fn source_settings() {
+        let settings = Settings {
+            allow_direct_claims: false,
+            allowed_claim_templates: Some(vec!["gpu-template".into(), "fpga-template".into()]),
+            ..Settings::default()
+        };
+        let claims = json!([gpu(), {"name": "nic", "resourceClaimName": "shared-nic"}, {"name": "x", "resourceClaimTemplateName": "other"}]);
+        let cluster = cluster_with(vec![source("ResourceClaimTemplate", "other")]);
+        let v = run(&settings, pod_group(claims), &cluster);
+        assert_eq!(
+            messages(&v),
+            vec![
+                "spec.resourceClaims[1].resourceClaimName: Forbidden: claim \"shared-nic\" is shared directly, but only resourceClaimTemplateName is allowed (settings.allowDirectClaims is false) [claims.direct-claims]",
+                "spec.resourceClaims[2].resourceClaimTemplateName: Unsupported value: \"other\": supported values: \"gpu-template\", \"fpga-template\" [claims.allowed-templates]",
+            ]
+        );
+        // The same settings apply to a grouped Pod's own claims.
+        let group = pod_group(json!([gpu()]));
+        let object = pod(json!([gpu(), {"name": "nic", "resourceClaimName": "shared-nic"}]), names_of(&["gpu", "nic"]));
+        let v = run(&settings, object, &cluster_with(vec![group]));
+        assert_eq!(
+            messages(&v),
+            vec![
+                "spec.resourceClaims[1].resourceClaimName: Forbidden: claim \"shared-nic\" is shared directly, but only resourceClaimTemplateName is allowed (settings.allowDirectClaims is false) [claims.direct-claims]"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_pod_sharing_its_group_claims_passes_quietly() {
+        let nic = json!({"name": "nic", "resourceClaimName": "shared-nic"});
+        let cluster = cluster_with(vec![pod_group(json!([gpu(), nic.clone()]))]);
+        let mut object =
+            pod(json!([gpu(), nic, {"name": "own", "resourceClaimTemplateName": "gpu-template"}]), names_of(&["gpu"]));
+        // An init container's request counts too.
+        object["spec"]["initContainers"] =
+            json!([{"name": "init", "image": "i", "resources": {"claims": [{"name": "nic"}]}}]);
+        let v = run(&Settings::default(), object, &cluster);
+        assert!(v.violations.is_empty(), "{:?}", messages(&v));
+        // "own" reuses the group's template under another name: the one warning.
+        assert_eq!(
+            v.warning_messages(),
+            vec![
+                "spec.resourceClaims[2]: ResourceClaimTemplate \"gpu-template\" is PodGroup \"train-0\" claim \"gpu\", but this entry is named \"own\", so this Pod gets a claim of its own generated from the template; name it \"gpu\" to share the group's claim [claims.pod-claim-match]"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_pod_claim_with_the_group_name_but_another_source_is_rejected() {
+        let cluster = cluster_with(vec![pod_group(json!([gpu()])), source("ResourceClaimTemplate", "other")]);
+        let object = pod(json!([{"name": "gpu", "resourceClaimTemplateName": "other"}]), names_of(&["gpu"]));
+        let v = run(&Settings::default(), object, &cluster);
+        assert_eq!(
+            messages(&v),
+            vec![
+                r#"spec.resourceClaims[0]: Invalid value: {"name":"gpu","resourceClaimTemplateName":"other"}: has the name of PodGroup "train-0" claim {"name":"gpu","resourceClaimTemplateName":"gpu-template"} but another source, so this Pod would get a claim of its own instead of sharing the group's (copy the group's entry unchanged) [claims.pod-claim-match]"#
+            ]
+        );
+        // The mismatch is the one report: the group claim is not also called unrequested.
+        assert!(v.warnings.is_empty());
+    }
+
+    #[test]
+    fn a_shared_claim_under_another_name_warns() {
+        let nic = json!({"name": "nic", "resourceClaimName": "shared-nic"});
+        let cluster = cluster_with(vec![pod_group(json!([nic]))]);
+        let object = pod(json!([{"name": "net", "resourceClaimName": "shared-nic"}]), names_of(&["net"]));
+        let v = run(&Settings::default(), object, &cluster);
+        assert!(v.violations.is_empty());
+        assert_eq!(
+            v.warning_messages(),
+            vec![
+                "spec.resourceClaims[0]: ResourceClaim \"shared-nic\" is PodGroup \"train-0\" claim \"nic\", but this entry is named \"net\", so the claim is reserved for this Pod on its own, not through the group; name it \"nic\" to share the group's claim [claims.pod-claim-match]"
+            ]
+        );
+    }
+
+    #[test]
+    fn group_claims_a_pod_does_not_request_warn() {
+        let nic = json!({"name": "nic", "resourceClaimName": "shared-nic"});
+        let cluster = cluster_with(vec![pod_group(json!([gpu(), nic]))]);
+        let v = run(&Settings::default(), pod(json!([gpu()]), json!([])), &cluster);
+        assert!(v.violations.is_empty());
+        assert_eq!(
+            v.warning_messages(),
+            vec![
+                "spec.resourceClaims[0]: PodGroup \"train-0\" claim \"gpu\" is listed, but no container or init container requests it in resources.claims, so this Pod does not use the group's devices [claims.group-claim-requested]",
+                r#"spec.resourceClaims: has no entry for PodGroup "train-0" claim {"name":"nic","resourceClaimName":"shared-nic"}, so this Pod cannot use the devices allocated for the group; add the entry unchanged and request it in a container's resources.claims [claims.group-claim-requested]"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_pod_group_warns_without_rejecting() {
+        let v = run(&Settings::default(), pod(json!([gpu()]), names_of(&["gpu"])), &cluster_with(vec![]));
+        assert!(v.violations.is_empty());
+        assert_eq!(
+            v.warning_messages(),
+            vec![
+                "spec.schedulingGroup.podGroupName: PodGroup \"train-0\" does not exist in namespace \"ml\" yet, so this Pod's resourceClaims could not be compared with the group's claims (a Pod shares a group claim only through an identical entry) [claims.pod-claim-match]"
+            ]
+        );
+        let v = run(&Settings::default(), pod(json!([]), json!([])), &MemoryCluster::failing("timeout"));
+        assert_eq!(
+            v.warning_messages(),
+            vec![
+                "spec.schedulingGroup.podGroupName: cannot look up PodGroup \"train-0\" to compare this Pod's resourceClaims with the group's: timeout; the check was skipped [claims.pod-claim-match]"
+            ]
+        );
+    }
+
+    #[test]
+    fn pod_core_claim_rules() {
+        let claims = json!([
+            {"resourceClaimName": "a"},
+            {"name": "x", "resourceClaimName": "a", "resourceClaimTemplateName": "t"},
+            {"name": "x", "resourceClaimTemplateName": "t"},
+            {"name": "Bad", "resourceClaimTemplateName": "T"},
+            {"name": "none"},
+        ]);
+        let requests = json!([{"name": "x"}, {"name": "x"}, {"name": "ghost"}, {}, {"name": "x", "request": "R"}]);
+        let cluster = cluster_with(vec![pod_group(Value::Null), source("ResourceClaim", "a")]);
+        let v = run(&Settings::default(), pod(claims, requests), &cluster);
+        let (label, sub) = (label_msg(), subdomain_msg());
+        assert_eq!(
+            messages(&v),
+            vec![
+                "spec.resourceClaims[0].name: Required value [claims.pod-claims]".to_string(),
+                r#"spec.resourceClaims[1]: Invalid value: {"name":"x","resourceClaimName":"a","resourceClaimTemplateName":"t"}: at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified [claims.pod-claims]"#.to_string(),
+                "spec.resourceClaims[2].name: Duplicate value: \"x\" [claims.pod-claims]".to_string(),
+                format!("spec.resourceClaims[3].name: Invalid value: \"Bad\": {label} [claims.pod-claims]"),
+                r#"spec.resourceClaims[4]: Invalid value: {"name":"none"}: must specify one of: `resourceClaimName`, `resourceClaimTemplateName` [claims.pod-claims]"#.to_string(),
+                "spec.containers[0].resources.claims[1]: Duplicate value: \"x\" [claims.pod-claims]".to_string(),
+                "spec.containers[0].resources.claims[2]: Not found: \"ghost\": must be one of the names in pod.spec.resourceClaims: Bad, none, x [claims.pod-claims]".to_string(),
+                "spec.containers[0].resources.claims[3]: Required value [claims.pod-claims]".to_string(),
+                format!("spec.containers[0].resources.claims[4].request: Invalid value: \"R\": {label} [claims.pod-claims]"),
+                format!("spec.resourceClaims[3].resourceClaimTemplateName: Invalid value: \"T\": {sub} [claims.pod-claims]"),
+            ]
+        );
+        // Well-formed sources are still looked up ("a" exists, "t" does not).
+        assert_eq!(
+            v.warning_messages(),
+            vec![
+                "spec.resourceClaims[2].resourceClaimTemplateName: ResourceClaimTemplate \"t\" does not exist in namespace \"ml\", so Pods that use this claim stay Pending until it is created [claims.source-exists]"
+            ]
+        );
+    }
+
+    #[test]
+    fn pods_outside_a_group_and_pod_updates_are_left_alone() {
+        let failing = MemoryCluster::failing("boom");
+        let mut loose = pod(json!([{"name": "x"}]), names_of(&["ghost"]));
+        loose["spec"]["schedulingGroup"] = Value::Null;
+        assert_eq!(run(&Settings::default(), loose, &failing), Verdict::default());
+        // A malformed group name is the gang set's to report, and is not looked up.
+        let mut bad = pod(json!([]), json!([]));
+        bad["spec"]["schedulingGroup"]["podGroupName"] = json!("Bad Name");
+        assert_eq!(run(&Settings::default(), bad, &failing), Verdict::default());
+        let p = pod(json!([{"name": "x"}]), json!([]));
+        let v = Claims::check(&Settings::default(), &review("UPDATE", p.clone(), Some(p)), &failing);
+        assert_eq!(v, Verdict::default());
+    }
+
+    #[test]
+    fn settings_are_validated() {
+        let defaults = parse_settings::<Claims>(&Value::Null).unwrap();
+        assert_eq!(defaults, Settings::default());
+        assert!(
+            defaults.allow_direct_claims && !defaults.require_claim_sources_exist && !defaults.fail_on_lookup_error
+        );
+        let parsed = parse_settings::<Claims>(&json!({"allowDirectClaims": false, "allowedClaimTemplates": ["gpu"],
+            "requireClaimSourcesExist": true, "failOnLookupError": true}))
+        .unwrap();
+        assert_eq!(
+            parsed,
+            Settings {
+                allow_direct_claims: false,
+                allowed_claim_templates: Some(vec!["gpu".into()]),
+                require_claim_sources_exist: true,
+                fail_on_lookup_error: true,
+            }
+        );
+        assert_eq!(
+            parse_settings::<Claims>(&json!({"allowedClaimTemplates": ["gpu", "GPU_x"]})).unwrap_err(),
+            format!(
+                "invalid claims settings: allowedClaimTemplates[1]: \"GPU_x\" is not a ResourceClaimTemplate name: {}",
+                subdomain_msg()
+            )
+        );
+        assert_eq!(
+            parse_settings::<Claims>(&json!({"allowDirectClaim": false})).unwrap_err(),
+            "invalid claims settings: allowDirectClaim: unknown field `allowDirectClaim`, expected one of `allowDirectClaims`, `allowedClaimTemplates`, `requireClaimSourcesExist`, `failOnLookupError`"
+        );
+        let wrong = parse_settings::<Claims>(&json!({"allowDirectClaims": "no"})).unwrap_err();
+        assert_eq!(
+            wrong,
+            "invalid claims settings: allowDirectClaims: invalid type: string \"no\", expected a boolean"
+        );
+    }
+
+    #[test]
+    fn every_rule_is_listed_once() {
+        let ids: BTreeSet<&str> = RULES.iter().map(|r| r.id).collect();
+        assert_eq!(ids.len(), RULES.len());
+        assert!(RULES.iter().all(|r| r.id.starts_with("claims.")));
+    }
+}
