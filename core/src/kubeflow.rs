@@ -79,6 +79,29 @@ impl JobKind {
             _ => 1,
         }
     }
+
+    /// The replica types the operator knows, in upstream's order.
+    pub fn replica_types(self) -> &'static [&'static str] {
+        match self {
+            JobKind::TFJob => &["PS", "Worker", "Chief", "Master", "Evaluator"],
+            JobKind::PyTorchJob | JobKind::PaddleJob | JobKind::XGBoostJob => &["Master", "Worker"],
+            JobKind::MPIJob => &["Launcher", "Worker"],
+            JobKind::JAXJob => &["Worker"],
+        }
+    }
+
+    /// The port name defaulting injects into the default container, and the controller
+    /// reads back from it. MPIJob has none.
+    pub fn default_port_name(self) -> Option<&'static str> {
+        match self {
+            JobKind::TFJob => Some("tfjob-port"),
+            JobKind::PyTorchJob => Some("pytorchjob-port"),
+            JobKind::MPIJob => None,
+            JobKind::JAXJob => Some("jaxjob-port"),
+            JobKind::PaddleJob => Some("master"),
+            JobKind::XGBoostJob => Some("xgboostjob-port"),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -414,6 +437,27 @@ impl KubeflowJob {
                 .map(|e| ElasticBounds { min_replicas: e.min_replicas, max_replicas: e.max_replicas }),
             _ => None,
         }
+    }
+
+    /// `elasticPolicy.maxRestarts` for the kinds that have an elastic policy.
+    pub fn elastic_max_restarts(&self) -> Option<i32> {
+        match &self.spec {
+            JobSpec::PyTorch(s) => s.elastic_policy.as_ref().and_then(|e| e.max_restarts),
+            JobSpec::Paddle(s) => s.elastic_policy.as_ref().and_then(|e| e.max_restarts),
+            _ => None,
+        }
+    }
+
+    pub fn as_tf(&self) -> Option<&TFJobSpec> {
+        if let JobSpec::TF(s) = &self.spec { Some(s) } else { None }
+    }
+
+    pub fn as_pytorch(&self) -> Option<&PyTorchJobSpec> {
+        if let JobSpec::PyTorch(s) = &self.spec { Some(s) } else { None }
+    }
+
+    pub fn as_mpi(&self) -> Option<&MPIJobSpec> {
+        if let JobSpec::MPI(s) = &self.spec { Some(s) } else { None }
     }
 
     /// Serialises the job back to JSON (used to return a mutated object).

@@ -7,6 +7,7 @@ use crate::engine::RuleSet;
 use crate::review::Review;
 use crate::rules::claims::{self, Claims};
 use crate::rules::gang::{self, Gang};
+use crate::rules::run_policy::{self, RunPolicyRules};
 use crate::verdict::Verdict;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -14,6 +15,7 @@ use crate::verdict::Verdict;
 pub struct Settings {
     pub gang: gang::Settings,
     pub claims: claims::Settings,
+    pub run_policy: run_policy::Settings,
 }
 
 pub struct Bundle;
@@ -24,12 +26,14 @@ impl RuleSet for Bundle {
 
     fn validate_settings(s: &Settings) -> Result<(), String> {
         Gang::validate_settings(&s.gang).map_err(|e| format!("gang.{e}"))?;
-        Claims::validate_settings(&s.claims).map_err(|e| format!("claims.{e}"))
+        Claims::validate_settings(&s.claims).map_err(|e| format!("claims.{e}"))?;
+        RunPolicyRules::validate_settings(&s.run_policy).map_err(|e| format!("runPolicy.{e}"))
     }
 
     fn check(s: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
         let mut verdict = Gang::check(&s.gang, review, cluster);
         verdict.merge(Claims::check(&s.claims, review, cluster));
+        verdict.merge(RunPolicyRules::check(&s.run_policy, review, cluster));
         verdict
     }
 }

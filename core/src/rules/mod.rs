@@ -3,6 +3,7 @@
 pub mod bundle;
 pub mod claims;
 pub mod gang;
+pub mod run_policy;
 
 /// A rule's stable id (used in messages and docs), its number in the rule catalogue, and
 /// what it guarantees.
@@ -14,4 +15,5 @@ pub struct RuleInfo {
 }
 
 /// Every rule set's rules, by the policy folder name that ships the set alone.
-pub const ALL: &[(&str, &[RuleInfo])] = &[("gang", gang::RULES), ("claims", claims::RULES)];
+pub const ALL: &[(&str, &[RuleInfo])] =
+    &[("gang", gang::RULES), ("claims", claims::RULES), ("run-policy", run_policy::RULES)];
