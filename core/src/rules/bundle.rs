@@ -6,12 +6,14 @@ use crate::cluster::Cluster;
 use crate::engine::RuleSet;
 use crate::review::Review;
 use crate::rules::gang::{self, Gang};
+use crate::rules::topology::{self, Topology};
 use crate::verdict::Verdict;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct Settings {
     pub gang: gang::Settings,
+    pub topology: topology::Settings,
 }
 
 pub struct Bundle;
@@ -21,10 +23,13 @@ impl RuleSet for Bundle {
     type Settings = Settings;
 
     fn validate_settings(s: &Settings) -> Result<(), String> {
-        Gang::validate_settings(&s.gang).map_err(|e| format!("gang.{e}"))
+        Gang::validate_settings(&s.gang).map_err(|e| format!("gang.{e}"))?;
+        Topology::validate_settings(&s.topology).map_err(|e| format!("topology.{e}"))
     }
 
     fn check(s: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
-        Gang::check(&s.gang, review, cluster)
+        let mut verdict = Gang::check(&s.gang, review, cluster);
+        verdict.merge(Topology::check(&s.topology, review, cluster));
+        verdict
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod bundle;
 pub mod gang;
+pub mod topology;
 
 /// A rule's stable id (used in messages and docs), its number in the rule catalogue, and
 /// what it guarantees.
