@@ -10,8 +10,9 @@ export CARGO_TARGET_DIR
 WASM_DIR := $(CARGO_TARGET_DIR)/wasm32-wasip1/release
 
 # policy folder -> crate name
-POLICY_DIRS := policies/gang
+POLICY_DIRS := policies/gang policies/topology
 gang_CRATE := gangwarden-gang-policy
+topology_CRATE := gangwarden-topology-policy
 
 .PHONY: all policies demo test fmt-check lint unit e2e e2e-kwctl kwctl-cases annotate clean sync-corpus
 

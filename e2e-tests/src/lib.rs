@@ -18,4 +18,4 @@ pub fn repo_root() -> PathBuf {
 
 /// Every policy the project builds: its name, its folder (holding `policy.wasm` and
 /// `metadata.yml`) and the case folder under `e2e-tests/cases/`.
-pub const POLICIES: &[(&str, &str)] = &[("gang", "policies/gang"), ("bundle", ".")];
+pub const POLICIES: &[(&str, &str)] = &[("gang", "policies/gang"), ("topology", "policies/topology"), ("bundle", ".")];
