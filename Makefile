@@ -10,10 +10,11 @@ export CARGO_TARGET_DIR
 WASM_DIR := $(CARGO_TARGET_DIR)/wasm32-wasip1/release
 
 # policy folder -> crate name
-POLICY_DIRS := policies/gang policies/claims policies/run-policy
+POLICY_DIRS := policies/gang policies/claims policies/run-policy policies/topology
 gang_CRATE := gangwarden-gang-policy
 claims_CRATE := gangwarden-claims-policy
 run-policy_CRATE := gangwarden-run-policy-policy
+topology_CRATE := gangwarden-topology-policy
 
 .PHONY: all policies demo test fmt-check lint unit e2e e2e-kwctl kwctl-cases annotate clean sync-corpus
 

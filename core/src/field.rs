@@ -40,43 +40,50 @@ impl fmt::Display for Path {
 
 /// A value shown in an error: strings are quoted, numbers and booleans are bare, anything
 /// else is compact JSON (the apiserver prints Go structs there; JSON is what users wrote).
+/// `None` is Go's `field.OmitValueType{}`: the error prints no value at all.
 #[derive(Clone, Debug, PartialEq)]
-pub struct BadValue(Value);
+pub struct BadValue(Option<Value>);
 
 impl BadValue {
     pub fn of<T: Serialize + ?Sized>(value: &T) -> Self {
-        BadValue(serde_json::to_value(value).unwrap_or(Value::Null))
+        BadValue(Some(serde_json::to_value(value).unwrap_or(Value::Null)))
+    }
+
+    /// No value: `<path>: Invalid value: <detail>`.
+    pub fn omitted() -> Self {
+        BadValue(None)
     }
 }
 
 impl fmt::Display for BadValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
-            Value::Null => f.write_str("null"),
+            None => Ok(()),
+            Some(Value::Null) => f.write_str("null"),
             // A JSON string literal is the same as Go's %q for everything users type.
-            other => f.write_str(&other.to_string()),
+            Some(other) => f.write_str(&other.to_string()),
         }
     }
 }
 
 impl From<&str> for BadValue {
     fn from(s: &str) -> Self {
-        BadValue(Value::String(s.to_string()))
+        BadValue(Some(Value::String(s.to_string())))
     }
 }
 impl From<&String> for BadValue {
     fn from(s: &String) -> Self {
-        BadValue(Value::String(s.clone()))
+        BadValue(Some(Value::String(s.clone())))
     }
 }
 impl From<i64> for BadValue {
     fn from(n: i64) -> Self {
-        BadValue(Value::from(n))
+        BadValue(Some(Value::from(n)))
     }
 }
 impl From<i32> for BadValue {
     fn from(n: i32) -> Self {
-        BadValue(Value::from(n))
+        BadValue(Some(Value::from(n)))
     }
 }
 
@@ -153,7 +160,10 @@ impl fmt::Display for FieldError {
                 with_detail(f, detail)
             }
             ErrorKind::Invalid { value, detail } => {
-                write!(f, "Invalid value: {value}")?;
+                f.write_str("Invalid value")?;
+                if value.0.is_some() {
+                    write!(f, ": {value}")?;
+                }
                 with_detail(f, detail)
             }
             ErrorKind::NotSupported { value, supported } => {
@@ -222,6 +232,11 @@ mod tests {
         assert_eq!(
             FieldError::invalid(Path::new("metadata").child("name"), "a\"b", "bad").to_string(),
             r#"metadata.name: Invalid value: "a\"b": bad"#
+        );
+        assert_eq!(
+            FieldError::invalid(Path::new("metadata").child("annotations"), BadValue::omitted(), "must not")
+                .to_string(),
+            "metadata.annotations: Invalid value: must not"
         );
         assert_eq!(
             Path::new("spec").child("xgbReplicaSpecs").key("Master").to_string(),

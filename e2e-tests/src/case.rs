@@ -9,6 +9,9 @@
 //! rawPayload: "not json"       # instead of both: the exact bytes of the validate payload
 //! settings: {maxMinCount: 8}
 //! cluster: [{apiVersion: ..., kind: Workload, ...}]   # what lookups see
+//! nodeSets:                    # Nodes generated into the cluster (for thousands of them):
+//!   - {name: rack, count: 5000, domainSizes: {topology.example.com/rack: 40}}
+//!                              # rack-0..rack-4999; node i has the label with value "d<i/40>"
 //! clusterError: "connection refused"                 # every lookup fails with this
 //! expect:
 //!   accepted: false
@@ -21,6 +24,7 @@
 //! ```
 //! `message` holds one substring per violation: the answer must have exactly that many.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use gangwarden_core::cluster::MemoryCluster;
@@ -50,7 +54,34 @@ pub struct Case {
     #[serde(default)]
     pub cluster_error: Option<String>,
     #[serde(default)]
+    pub node_sets: Vec<NodeSet>,
+    #[serde(default)]
     pub expect: Option<Expect>,
+}
+
+/// `count` Nodes named `<name>-<i>`. Each `domainSizes` entry labels node `i` with value
+/// `d<i / size>`: the label splits the set into domains of `size` nodes (the last may be
+/// smaller). A case with thousands of nodes stays a few readable lines.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NodeSet {
+    pub name: String,
+    pub count: usize,
+    #[serde(default)]
+    pub domain_sizes: BTreeMap<String, usize>,
+}
+
+impl NodeSet {
+    pub fn nodes(&self) -> impl Iterator<Item = Value> + '_ {
+        (0..self.count).map(|i| {
+            let labels: serde_json::Map<String, Value> = self
+                .domain_sizes
+                .iter()
+                .map(|(key, size)| (key.clone(), Value::from(format!("d{}", i / (*size).max(1)))))
+                .collect();
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("{}-{i}", self.name), "labels": labels}})
+        })
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -110,7 +141,9 @@ impl Case {
     pub fn cluster(&self) -> MemoryCluster {
         match &self.cluster_error {
             Some(message) => MemoryCluster::failing(message),
-            None => MemoryCluster::new(self.cluster.clone()),
+            None => MemoryCluster::new(
+                self.cluster.iter().cloned().chain(self.node_sets.iter().flat_map(NodeSet::nodes)).collect(),
+            ),
         }
     }
 
@@ -212,4 +245,24 @@ pub fn check(expect: &Expect, evaluation: &Evaluation) -> Result<(), String> {
         return fail(format!("expected {n} host calls, got {:#?}", evaluation.host_calls));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_sets_split_into_domains() {
+        let set = NodeSet {
+            name: "n".into(),
+            count: 5,
+            domain_sizes: BTreeMap::from([("rack".to_string(), 2), ("zone".to_string(), 0)]),
+        };
+        let nodes: Vec<Value> = set.nodes().collect();
+        let racks: Vec<&str> = nodes.iter().map(|n| n["metadata"]["labels"]["rack"].as_str().unwrap()).collect();
+        assert_eq!(racks, ["d0", "d0", "d1", "d1", "d2"]);
+        assert_eq!(nodes[4]["metadata"]["name"], "n-4");
+        // A size of 0 is read as 1 rather than dividing by zero.
+        assert_eq!(nodes[3]["metadata"]["labels"]["zone"], "d3");
+    }
 }

@@ -137,6 +137,7 @@ pub fn cases(policy: &str) -> Result<Vec<CorpusCase>, String> {
             settings: Value::Null,
             cluster: exp.cluster.clone(),
             cluster_error: None,
+            node_sets: Vec::new(),
             expect: None,
         };
         if exp.unparseable {

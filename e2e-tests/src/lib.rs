@@ -18,8 +18,13 @@ pub fn repo_root() -> PathBuf {
 
 /// Every policy the project builds: its name, its folder (holding `policy.wasm` and
 /// `metadata.yml`) and the case folder under `e2e-tests/cases/`.
-pub const POLICIES: &[(&str, &str)] =
-    &[("gang", "policies/gang"), ("claims", "policies/claims"), ("run-policy", "policies/run-policy"), ("bundle", ".")];
+pub const POLICIES: &[(&str, &str)] = &[
+    ("gang", "policies/gang"),
+    ("claims", "policies/claims"),
+    ("run-policy", "policies/run-policy"),
+    ("topology", "policies/topology"),
+    ("bundle", "."),
+];
 
 /// The ClusterAdmissionPolicy manifest of each policy, under `deploy/`.
 pub fn deploy_manifest(policy: &str) -> std::path::PathBuf {

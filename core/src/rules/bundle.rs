@@ -8,6 +8,7 @@ use crate::review::Review;
 use crate::rules::claims::{self, Claims};
 use crate::rules::gang::{self, Gang};
 use crate::rules::run_policy::{self, RunPolicyRules};
+use crate::rules::topology::{self, Topology};
 use crate::verdict::Verdict;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -16,6 +17,7 @@ pub struct Settings {
     pub gang: gang::Settings,
     pub claims: claims::Settings,
     pub run_policy: run_policy::Settings,
+    pub topology: topology::Settings,
 }
 
 pub struct Bundle;
@@ -27,13 +29,15 @@ impl RuleSet for Bundle {
     fn validate_settings(s: &Settings) -> Result<(), String> {
         Gang::validate_settings(&s.gang).map_err(|e| format!("gang.{e}"))?;
         Claims::validate_settings(&s.claims).map_err(|e| format!("claims.{e}"))?;
-        RunPolicyRules::validate_settings(&s.run_policy).map_err(|e| format!("runPolicy.{e}"))
+        RunPolicyRules::validate_settings(&s.run_policy).map_err(|e| format!("runPolicy.{e}"))?;
+        Topology::validate_settings(&s.topology).map_err(|e| format!("topology.{e}"))
     }
 
     fn check(s: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
         let mut verdict = Gang::check(&s.gang, review, cluster);
         verdict.merge(Claims::check(&s.claims, review, cluster));
         verdict.merge(RunPolicyRules::check(&s.run_policy, review, cluster));
+        verdict.merge(Topology::check(&s.topology, review, cluster));
         verdict
     }
 }

@@ -4,6 +4,7 @@ pub mod bundle;
 pub mod claims;
 pub mod gang;
 pub mod run_policy;
+pub mod topology;
 
 /// A rule's stable id (used in messages and docs), its number in the rule catalogue, and
 /// what it guarantees.
@@ -15,5 +16,9 @@ pub struct RuleInfo {
 }
 
 /// Every rule set's rules, by the policy folder name that ships the set alone.
-pub const ALL: &[(&str, &[RuleInfo])] =
-    &[("gang", gang::RULES), ("claims", claims::RULES), ("run-policy", run_policy::RULES)];
+pub const ALL: &[(&str, &[RuleInfo])] = &[
+    ("gang", gang::RULES),
+    ("claims", claims::RULES),
+    ("run-policy", run_policy::RULES),
+    ("topology", topology::RULES),
+];
