@@ -16,7 +16,7 @@ claims_CRATE := gangwarden-claims-policy
 run-policy_CRATE := gangwarden-run-policy-policy
 topology_CRATE := gangwarden-topology-policy
 
-.PHONY: all policies demo test fmt-check lint unit e2e e2e-kwctl kwctl-cases annotate clean sync-corpus
+.PHONY: all policies demo test fmt-check lint unit e2e e2e-kwctl annotate clean sync-corpus bench
 
 all: policies
 
@@ -65,3 +65,13 @@ sync-corpus:
 clean:
 	$(CARGO) clean
 	rm -f policy.wasm annotated-policy.wasm $(addsuffix /policy.wasm,$(POLICY_DIRS)) $(addsuffix /annotated-policy.wasm,$(POLICY_DIRS))
+
+# Median cost of one admission request (fresh instance + validate + lookups) in the e2e host.
+# Builds the host in release mode the first time (several minutes).
+BENCH_RUNS ?= 300
+bench: policies
+	$(CARGO) build --locked --release -p gangwarden-e2e-tests --bin bench-case
+	$(CARGO_TARGET_DIR)/release/bench-case policies/gang e2e-tests/cases/gang/podgroup-from-template-accepted.yaml $(BENCH_RUNS)
+	$(CARGO_TARGET_DIR)/release/bench-case policies/run-policy e2e-tests/cases/run-policy/pytorchjob-minimal-accepted.yaml $(BENCH_RUNS)
+	$(CARGO_TARGET_DIR)/release/bench-case policies/topology e2e-tests/cases/topology/podgroup-5000-nodes-gang-larger-than-rack.yaml $(BENCH_RUNS)
+	$(CARGO_TARGET_DIR)/release/bench-case . e2e-tests/cases/bundle/claims-pod-claim-mismatch.yaml $(BENCH_RUNS)

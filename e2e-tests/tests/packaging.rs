@@ -74,3 +74,19 @@ fn rule_ids_are_unique_and_prefixed_by_their_set() {
         }
     }
 }
+
+#[test]
+fn the_run_policy_parity_table_names_real_cases() {
+    let readme = std::fs::read_to_string(repo_root().join("policies/run-policy/README.md")).expect("README");
+    let table = readme.split("## Parity").nth(1).and_then(|rest| rest.split("\n## ").next()).expect("a parity section");
+    let mut named = 0;
+    for row in table.lines().filter(|l| l.starts_with('|')).skip(2) {
+        let cases = row.trim_end_matches('|').rsplit('|').next().unwrap_or_default();
+        for name in cases.split('`').skip(1).step_by(2) {
+            let path = repo_root().join("e2e-tests/cases/run-policy").join(format!("{name}.yaml"));
+            assert!(path.exists(), "the parity table names {name}, which is not a case file");
+            named += 1;
+        }
+    }
+    assert!(named >= 20, "only {named} cases named in the parity table");
+}
