@@ -137,6 +137,12 @@ pub fn check(path: &Path, value: &str, required: bool, validator: fn(&str) -> Ve
     if value.is_empty() {
         return if required { vec![FieldError::required(path.clone(), "")] } else { Vec::new() };
     }
+    check_set(path, value, validator)
+}
+
+/// Runs a validator on a value that is set, even when it is empty (the apiserver validates
+/// a non-nil optional field, so `""` gets the format's message rather than `Required value`).
+pub fn check_set(path: &Path, value: &str, validator: fn(&str) -> Vec<String>) -> Vec<FieldError> {
     validator(value).into_iter().map(|msg| FieldError::invalid(path.clone(), value, msg)).collect()
 }
 

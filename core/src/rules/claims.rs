@@ -235,12 +235,6 @@ impl<'a> Claim<'a> {
 /// A source to look up, with the field that names it.
 type SourceRef<'a> = (Path, Source<'a>);
 
-/// A set optional field is validated even when empty (the apiserver validates a non-nil
-/// pointer's value, so `""` gets the format's message rather than `Required value`).
-fn check_set(path: &Path, value: &str, validator: fn(&str) -> Vec<String>) -> Vec<FieldError> {
-    validator(value).into_iter().map(|msg| FieldError::invalid(path.clone(), value, msg)).collect()
-}
-
 /// C-03 (reported under `rule`) and the source settings, for one entry of any claim list.
 fn check_source(settings: &Settings, claim: &Claim, item: &Path, rule: &'static str, v: &mut Verdict) {
     for (field, value) in [
@@ -248,7 +242,7 @@ fn check_source(settings: &Settings, claim: &Claim, item: &Path, rule: &'static 
         ("resourceClaimTemplateName", claim.resource_claim_template_name),
     ] {
         if let Some(value) = value {
-            v.deny_all(rule, check_set(&item.child(field), value, names::is_dns1123_subdomain));
+            v.deny_all(rule, names::check_set(&item.child(field), value, names::is_dns1123_subdomain));
         }
     }
     if let Some(name) = claim.resource_claim_name.filter(|_| !settings.allow_direct_claims) {
@@ -346,7 +340,10 @@ fn check_status(pg: &PodGroup, v: &mut Verdict) {
             );
         }
         if let Some(name) = &s.resource_claim_name {
-            v.deny_all(STATUS_CLAIMS, check_set(&item.child("resourceClaimName"), name, names::is_dns1123_subdomain));
+            v.deny_all(
+                STATUS_CLAIMS,
+                names::check_set(&item.child("resourceClaimName"), name, names::is_dns1123_subdomain),
+            );
         }
     }
 }
