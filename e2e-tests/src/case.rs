@@ -126,7 +126,12 @@ impl Case {
             return request.clone();
         }
         let object = self.object.clone().unwrap_or(Value::Null);
-        admission_request_for(uid, self.operation.as_deref().unwrap_or("CREATE"), &object, self.old_object.as_ref())
+        gangwarden_core::request::admission_request(
+            uid,
+            self.operation.as_deref().unwrap_or("CREATE"),
+            &object,
+            self.old_object.as_ref(),
+        )
     }
 
     /// The bytes of the `validate` payload.
@@ -168,24 +173,6 @@ impl Case {
         let evaluation = policy.call("validate", &self.payload(uid, settings), self.cluster())?;
         check(expect, &evaluation)
     }
-}
-
-/// An AdmissionRequest as the apiserver sends it for `object`.
-pub fn admission_request_for(uid: &str, operation: &str, object: &Value, old_object: Option<&Value>) -> Value {
-    let api_version = object["apiVersion"].as_str().unwrap_or_default();
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let kind = json!({"group": group, "version": version, "kind": object["kind"]});
-    json!({
-        "uid": uid,
-        "kind": kind,
-        "requestKind": kind,
-        "operation": operation,
-        "namespace": object["metadata"]["namespace"].as_str().unwrap_or("default"),
-        "name": object["metadata"]["name"].as_str().unwrap_or_default(),
-        "userInfo": {"username": "gangwarden-e2e"},
-        "object": object,
-        "oldObject": old_object.cloned().unwrap_or(Value::Null),
-    })
 }
 
 /// Matches each expected substring to a distinct actual item; the counts must agree.

@@ -9,8 +9,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use gangwarden_core::cluster::MemoryCluster;
 use gangwarden_core::engine::{Response, evaluate};
+use gangwarden_core::request::admission_request;
 use gangwarden_core::rules::bundle::Bundle;
-use gangwarden_e2e_tests::case::{Case, admission_request_for, case_files};
+use gangwarden_e2e_tests::case::{Case, case_files};
 use gangwarden_e2e_tests::corpus;
 use gangwarden_e2e_tests::host::Policy;
 use gangwarden_e2e_tests::{POLICIES, repo_root};
@@ -80,7 +81,7 @@ fn objects() -> Vec<Value> {
 }
 
 fn payload(operation: &str, object: &Value, old: Option<&Value>) -> Vec<u8> {
-    serde_json::to_vec(&json!({"request": admission_request_for("fuzz", operation, object, old), "settings": {}}))
+    serde_json::to_vec(&json!({"request": admission_request("fuzz", operation, object, old), "settings": {}}))
         .expect("payload")
 }
 
