@@ -16,15 +16,33 @@ claims_CRATE := gangwarden-claims-policy
 run-policy_CRATE := gangwarden-run-policy-policy
 topology_CRATE := gangwarden-topology-policy
 
-.PHONY: all policies demo test fmt-check lint unit e2e e2e-kwctl annotate clean sync-corpus bench
+.PHONY: all policies demo test fmt-check lint unit e2e e2e-kwctl annotate clean sync-corpus bench bench-check baseline-policy fuzz
 
 all: policies
 
-# Cargo decides what to rebuild; the copies put each module next to its metadata.yml.
+# Cargo decides what to rebuild; wasm-opt shrinks each module (only when cargo rebuilt it)
+# and the copies put each module next to its metadata.yml.
 policies:
 	$(CARGO) build --locked --release --target wasm32-wasip1 -p gangwarden $(foreach d,$(POLICY_DIRS),-p $($(notdir $(d))_CRATE))
-	cp $(WASM_DIR)/gangwarden.wasm policy.wasm
-	$(foreach d,$(POLICY_DIRS),cp $(WASM_DIR)/$(subst -,_,$($(notdir $(d))_CRATE)).wasm $(d)/policy.wasm;)
+	$(call optimise,gangwarden,policy.wasm)
+	$(foreach d,$(POLICY_DIRS),$(call optimise,$(subst -,_,$($(notdir $(d))_CRATE)),$(d)/policy.wasm))
+
+# --- wasm-opt (issue 11) ---
+# Debian's binaryen (108) must be told which wasm features Rust's wasm32-wasip1 output uses.
+WASM_OPT ?= wasm-opt
+WASM_OPT_FLAGS ?= -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
+	--enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue
+OPT_DIR := $(WASM_DIR)/wasm-opt
+# $(call optimise,<module name>,<destination>): optimise the built module once, copy it.
+define optimise
+	@mkdir -p $(OPT_DIR)
+	@if [ ! $(OPT_DIR)/$(1).wasm -nt $(WASM_DIR)/$(1).wasm ]; then \
+	  echo "$(WASM_OPT) -Oz $(1).wasm"; \
+	  $(WASM_OPT) $(WASM_OPT_FLAGS) $(WASM_DIR)/$(1).wasm -o $(OPT_DIR)/$(1).wasm || exit 1; fi
+	cp $(OPT_DIR)/$(1).wasm $(2)
+
+endef
+# --- end wasm-opt ---
 
 demo: policies
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin demo -- examples
@@ -42,7 +60,7 @@ unit:
 e2e: policies
 	$(CARGO) test --locked -p gangwarden-e2e-tests
 
-test: fmt-check lint unit e2e
+test: fmt-check lint unit e2e bench-check
 
 # The same cases through kwctl, when it is installed: requests, settings and replay
 # sessions are exported from the case files, then checked against kwctl's answers.
@@ -66,12 +84,29 @@ clean:
 	$(CARGO) clean
 	rm -f policy.wasm annotated-policy.wasm $(addsuffix /policy.wasm,$(POLICY_DIRS)) $(addsuffix /annotated-policy.wasm,$(POLICY_DIRS))
 
-# Median cost of one admission request (fresh instance + validate + lookups) in the e2e host.
-# Builds the host in release mode the first time (several minutes).
-BENCH_RUNS ?= 300
-bench: policies
-	$(CARGO) build --locked --release -p gangwarden-e2e-tests --bin bench-case
-	$(CARGO_TARGET_DIR)/release/bench-case policies/gang e2e-tests/cases/gang/podgroup-from-template-accepted.yaml $(BENCH_RUNS)
-	$(CARGO_TARGET_DIR)/release/bench-case policies/run-policy e2e-tests/cases/run-policy/pytorchjob-minimal-accepted.yaml $(BENCH_RUNS)
-	$(CARGO_TARGET_DIR)/release/bench-case policies/topology e2e-tests/cases/topology/podgroup-5000-nodes-gang-larger-than-rack.yaml $(BENCH_RUNS)
-	$(CARGO_TARGET_DIR)/release/bench-case . e2e-tests/cases/bundle/claims-pod-claim-mismatch.yaml $(BENCH_RUNS)
+# --- benchmarks (issue 11) ---
+# The yardstick: a trivial policy from the same SDK, built and optimised like the policies.
+baseline-policy:
+	$(CARGO) build --locked --release --target wasm32-wasip1 -p gangwarden-baseline-policy
+	$(call optimise,gangwarden_baseline_policy,e2e-tests/baseline-policy/policy.wasm)
+
+# Per-request cost of every policy against the baseline in the e2e host, large and hostile
+# payloads, the Node lookup with and without field masks, module sizes and compile times;
+# the native cost comes from criterion. Prints the table and writes it into BENCHMARKS.md.
+# The host is built optimised (profile bench-host: the first build compiles wasmtime, which
+# takes a long while); BENCH_PROFILE=dev reuses the e2e tests' build, whose unoptimised
+# runtime inflates instantiation and compile times.
+BENCH_RUNS ?= 1000
+BENCH_PROFILE ?= bench-host
+BENCH_BIN := $(CARGO_TARGET_DIR)/$(if $(filter dev,$(BENCH_PROFILE)),debug,$(BENCH_PROFILE))/bench
+bench: policies baseline-policy
+	$(CARGO) bench --locked -p gangwarden-core --bench native -- --warm-up-time 1 --measurement-time 3
+	$(CARGO) build --locked --profile $(BENCH_PROFILE) -p gangwarden-e2e-tests --bin bench
+	$(BENCH_BIN) --runs $(BENCH_RUNS) --write BENCHMARKS.md
+
+# The same in a few seconds, failing on the CI bars (looser than the targets, so noise never
+# fails a run but a regression does). Part of `make test`.
+bench-check: policies baseline-policy
+	$(CARGO) build --locked -p gangwarden-e2e-tests --bin bench
+	$(CARGO_TARGET_DIR)/debug/bench --runs 200 --check
+# --- end benchmarks ---

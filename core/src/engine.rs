@@ -8,6 +8,9 @@ use crate::cluster::Cluster;
 use crate::review::{AdmissionRequest, Review};
 use crate::verdict::Verdict;
 
+/// Rejections for payloads that cannot be read are cut to this many characters.
+pub const MAX_MESSAGE_CHARS: usize = 1024;
+
 /// One set of rules with its settings.
 pub trait RuleSet {
     /// The name used in messages and in the bundle's settings.
@@ -34,7 +37,8 @@ impl Response {
     fn reject(code: u16, message: String) -> Response {
         Response {
             accepted: false,
-            message: Some(message),
+            // Decoding errors quote what they could not read, which may be megabytes.
+            message: Some(crate::field::truncate(&message, MAX_MESSAGE_CHARS).into_owned()),
             code: Some(code),
             warnings: Vec::new(),
             mutated_object: None,

@@ -55,13 +55,24 @@ impl BadValue {
     }
 }
 
+/// Longer values are cut in messages: a hostile 3 MiB string must not come back whole.
+pub const MAX_VALUE_CHARS: usize = 256;
+
+/// `s` cut to `max` characters, saying how much was left out.
+pub fn truncate(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => s.into(),
+        Some((at, _)) => format!("{}...({} more bytes)", &s[..at], s.len() - at).into(),
+    }
+}
+
 impl fmt::Display for BadValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
             None => Ok(()),
             Some(Value::Null) => f.write_str("null"),
             // A JSON string literal is the same as Go's %q for everything users type.
-            Some(other) => f.write_str(&other.to_string()),
+            Some(other) => f.write_str(&truncate(&other.to_string(), MAX_VALUE_CHARS)),
         }
     }
 }
@@ -242,5 +253,14 @@ mod tests {
             Path::new("spec").child("xgbReplicaSpecs").key("Master").to_string(),
             "spec.xgbReplicaSpecs[Master]"
         );
+    }
+
+    #[test]
+    fn long_values_are_cut() {
+        let long = "é".repeat(300);
+        let shown = FieldError::invalid(Path::new("metadata").child("name"), long.as_str(), "bad").to_string();
+        // The quote, 255 characters, then the rest counted in bytes (each é is 2).
+        assert_eq!(shown, format!("metadata.name: Invalid value: \"{}...(91 more bytes): bad", "é".repeat(255)));
+        assert_eq!(truncate("short", 256), "short");
     }
 }

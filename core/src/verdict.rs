@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::cluster::LookupError;
-use crate::field::{FieldError, Path};
+use crate::field::{FieldError, Path, truncate};
 
 /// A broken rule: its stable id and the field error.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,6 +31,13 @@ impl std::fmt::Display for Warning {
         write!(f, "{}: {} [{}]", self.path, self.message, self.rule)
     }
 }
+
+/// How many violations (and warnings) an answer lists before it only counts the rest.
+pub const MAX_LISTED: usize = 20;
+
+/// Each listed violation or warning is cut to this many characters (a path may hold a map
+/// key of any length).
+pub const MAX_CHARS: usize = 1024;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Verdict {
@@ -67,16 +74,29 @@ impl Verdict {
         self.violations.is_empty()
     }
 
-    /// Every violation, `<path>: <Type>: <detail> [<rule>]`, joined with `; `.
+    /// The violations, `<path>: <Type>: <detail> [<rule>]`, joined with `; `: the first
+    /// [`MAX_LISTED`] of them, then how many more there are, so the message stays short
+    /// however many items of a hostile object break a rule.
     pub fn message(&self) -> Option<String> {
         if self.violations.is_empty() {
             return None;
         }
-        Some(self.violations.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("; "))
+        let mut listed: Vec<String> =
+            self.violations.iter().take(MAX_LISTED).map(|v| truncate(&v.to_string(), MAX_CHARS).into_owned()).collect();
+        if let Some(more) = self.violations.len().checked_sub(MAX_LISTED).filter(|n| *n > 0) {
+            listed.push(format!("and {more} more {}", if more == 1 { "error" } else { "errors" }));
+        }
+        Some(listed.join("; "))
     }
 
+    /// The warnings, capped like the violations.
     pub fn warning_messages(&self) -> Vec<String> {
-        self.warnings.iter().map(|w| w.to_string()).collect()
+        let mut listed: Vec<String> =
+            self.warnings.iter().take(MAX_LISTED).map(|w| truncate(&w.to_string(), MAX_CHARS).into_owned()).collect();
+        if let Some(more) = self.warnings.len().checked_sub(MAX_LISTED).filter(|n| *n > 0) {
+            listed.push(format!("and {more} more {}", if more == 1 { "warning" } else { "warnings" }));
+        }
+        listed
     }
 
     pub fn merge(&mut self, other: Verdict) {
@@ -85,5 +105,43 @@ impl Verdict {
         if other.mutated_object.is_some() {
             self.mutated_object = other.mutated_object;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_violations(n: usize) -> Verdict {
+        let mut v = Verdict::default();
+        for i in 0..n {
+            v.deny("gang.test", FieldError::required(Path::new("spec").child("items").index(i), ""));
+        }
+        v
+    }
+
+    #[test]
+    fn lists_at_most_twenty_violations_then_counts() {
+        assert_eq!(with_violations(0).message(), None);
+        assert_eq!(with_violations(1).message().unwrap(), "spec.items[0]: Required value [gang.test]");
+        let twenty = with_violations(20).message().unwrap();
+        assert_eq!(twenty.matches("Required value").count(), 20);
+        assert!(twenty.ends_with("spec.items[19]: Required value [gang.test]"), "{twenty}");
+        let many = with_violations(10_000).message().unwrap();
+        assert_eq!(many.matches("Required value").count(), 20);
+        assert!(many.ends_with("spec.items[19]: Required value [gang.test]; and 9980 more errors"), "{many}");
+        assert!(with_violations(21).message().unwrap().ends_with("; and 1 more error"));
+    }
+
+    #[test]
+    fn lists_at_most_twenty_warnings_then_counts() {
+        let mut v = Verdict::default();
+        for i in 0..25 {
+            v.warn("gang.test", Path::new("spec").index(i), "careful");
+        }
+        let warnings = v.warning_messages();
+        assert_eq!(warnings.len(), 21);
+        assert_eq!(warnings[0], "spec[0]: careful [gang.test]");
+        assert_eq!(warnings[20], "and 5 more warnings");
     }
 }

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use gangwarden_core::cluster::{Cluster, MemoryCluster, Query};
 use serde::Deserialize;
@@ -49,6 +50,11 @@ pub struct Evaluation {
     /// The guest's answer, or the guest error (policy-server turns that into a 500).
     pub answer: Result<Value, String>,
     pub host_calls: Vec<HostCall>,
+    /// How long the guest call itself took, without instantiating the module.
+    pub call_time: Duration,
+    /// How much of `call_time` the host spent answering host calls (policy-server answers
+    /// them natively from its cache; benchmarks count the policy's own time apart).
+    pub host_time: Duration,
 }
 
 impl Policy {
@@ -75,20 +81,31 @@ impl Policy {
     pub fn call(&self, operation: &str, payload: &[u8], cluster: MemoryCluster) -> Result<Evaluation, String> {
         let calls = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&calls);
+        let host_time = Arc::new(Mutex::new(Duration::ZERO));
+        let host_timer = Arc::clone(&host_time);
         let allowed = self.allowed.clone();
         let callback = move |_id: u64, binding: &str, namespace: &str, op: &str, payload: &[u8]| -> HostResult {
-            answer_host_call(&allowed, &cluster, &recorded, binding, namespace, op, payload)
+            let start = Instant::now();
+            let answer = answer_host_call(&allowed, &cluster, &recorded, binding, namespace, op, payload);
+            if let Ok(mut t) = host_timer.lock() {
+                *t += start.elapsed();
+            }
+            answer
         };
         let engine = self.pre.rehydrate(None).map_err(|e| format!("cannot instantiate {}: {e}", self.name))?;
         let host =
             WapcHost::new(Box::new(engine), Some(Box::new(callback))).map_err(|e| format!("wapc_init failed: {e}"))?;
-        let answer = match host.call(operation, payload) {
+        let start = Instant::now();
+        let result = host.call(operation, payload);
+        let call_time = start.elapsed();
+        let answer = match result {
             Ok(bytes) => serde_json::from_slice(&bytes)
                 .map_err(|e| format!("the policy answered something that is not JSON: {e}")),
             Err(e) => Err(format!("guest error: {e}")),
         };
         let host_calls = calls.lock().map(|c| c.clone()).unwrap_or_default();
-        Ok(Evaluation { answer, host_calls })
+        let host_time = host_time.lock().map(|t| *t).unwrap_or_default();
+        Ok(Evaluation { answer, host_calls, call_time, host_time })
     }
 }
 

@@ -128,7 +128,15 @@ fn run_case(annotated: &Path, context_aware: bool, case_dir: &Path) -> Result<()
     let response: Value =
         serde_json::from_slice(&output.stdout).map_err(|e| format!("kwctl output is not JSON: {e}"))?;
     let answer = answer_from_kwctl(&response, &read("request.json")?)?;
-    check(&expect, &Evaluation { answer: Ok(answer), host_calls: Vec::new() })
+    check(
+        &expect,
+        &Evaluation {
+            answer: Ok(answer),
+            host_calls: Vec::new(),
+            call_time: Default::default(),
+            host_time: Default::default(),
+        },
+    )
 }
 
 fn run(out: &Path) -> Result<(), String> {

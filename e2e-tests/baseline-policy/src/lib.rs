@@ -1,0 +1,46 @@
+//! The yardstick of `make bench`: the smallest useful policy a user would write with the
+//! same SDK as the gangwarden policies. It decodes the request and the Pod in it, the way the
+//! Kubewarden policy template does, and rejects Pods named `forbidden`.
+//!
+//! `decode_only` is the floor under every policy: read the payload as JSON and accept.
+
+use k8s_openapi::api::core::v1::Pod;
+use kubewarden_policy_sdk::request::ValidationRequest;
+use kubewarden_policy_sdk::settings::Validatable;
+use kubewarden_policy_sdk::wapc_guest::{CallResult, register_function};
+use kubewarden_policy_sdk::{accept_request, protocol_version_guest, reject_request};
+use serde::Deserialize;
+
+#[derive(Default, Deserialize)]
+struct Settings {}
+
+impl Validatable for Settings {
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn wapc_init() {
+    register_function("validate", validate);
+    register_function("decode_only", decode_only);
+    register_function("validate_settings", kubewarden_policy_sdk::validate_settings::<Settings>);
+    register_function("protocol_version", protocol_version_guest);
+}
+
+fn validate(payload: &[u8]) -> CallResult {
+    let request: ValidationRequest<Settings> = ValidationRequest::new(payload)?;
+    let pod: Pod = match serde_json::from_value(request.request.object) {
+        Ok(pod) => pod,
+        Err(e) => return reject_request(Some(format!("cannot decode the Pod: {e}")), Some(400), None, None),
+    };
+    if pod.metadata.name.as_deref() == Some("forbidden") {
+        return reject_request(Some("metadata.name: Forbidden: the name \"forbidden\"".into()), None, None, None);
+    }
+    accept_request()
+}
+
+fn decode_only(payload: &[u8]) -> CallResult {
+    let _: serde_json::Value = serde_json::from_slice(payload)?;
+    accept_request()
+}

@@ -1,0 +1,67 @@
+//! Writes the fuzzers' seed corpus: every e2e case, corpus document, benchmark request and
+//! hostile payload as a `validate` payload (`<dir>/request_bytes/`), and every case's
+//! settings (`<dir>/settings/`). `make fuzz` runs it before fuzzing; the seeds are generated,
+//! never committed.
+//!
+//! ```text
+//! cargo run -p gangwarden-e2e-tests --bin fuzz-seeds -- fuzz/corpus
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use gangwarden_e2e_tests::case::{Case, case_files};
+use gangwarden_e2e_tests::{POLICIES, corpus, payloads};
+
+/// Inputs above this size are left out: the fuzzers run with `-max_len=65536`.
+const MAX_SEED: usize = 64 * 1024;
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<bool, String> {
+    if bytes.len() > MAX_SEED {
+        return Ok(false);
+    }
+    let file: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    std::fs::write(dir.join(file), bytes).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(true)
+}
+
+fn run() -> Result<(), String> {
+    let out: PathBuf = std::env::args().nth(1).ok_or("usage: fuzz-seeds <corpus dir>")?.into();
+    let requests = out.join("request_bytes");
+    let settings = out.join("settings");
+    for dir in [&requests, &settings] {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let (mut n_requests, mut n_settings) = (0, 0);
+    for (policy, _) in POLICIES {
+        for path in case_files(policy) {
+            let case = Case::load(&path)?;
+            let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+            let name = format!("{policy}-{stem}");
+            n_requests += usize::from(write(&requests, &name, &case.payload("seed", &case.settings))?);
+            let bytes = serde_json::to_vec(&case.settings).map_err(|e| e.to_string())?;
+            n_settings += usize::from(write(&settings, &name, &bytes)?);
+        }
+        for c in corpus::cases(policy)? {
+            n_requests += usize::from(write(
+                &requests,
+                &format!("corpus-{}", c.name),
+                &c.case.payload("seed", &c.case.settings),
+            )?);
+        }
+    }
+    for s in payloads::request_scenarios() {
+        n_requests += usize::from(write(&requests, &format!("bench-{}", payloads::bench_id(&s.name)), &s.payload)?);
+    }
+    for h in payloads::hostile_payloads() {
+        n_requests += usize::from(write(&requests, &format!("hostile-{}", payloads::bench_id(h.name)), &h.payload)?);
+    }
+    println!("{n_requests} request seeds, {n_settings} settings seeds in {}", out.display());
+    Ok(())
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("fuzz-seeds: {e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,64 @@
+//! Hostile and huge payloads through every built module: each gets a clean answer (400 when it
+//! cannot be read), never a trap or a guest error, and the answer stays short however many
+//! items break a rule. How long each takes is measured by `make bench` / `make bench-check`.
+
+use gangwarden_e2e_tests::host::Policy;
+use gangwarden_e2e_tests::payloads::{self, Answer};
+use gangwarden_e2e_tests::{POLICIES, repo_root};
+use serde_json::Value;
+
+fn policies() -> Vec<Policy> {
+    POLICIES
+        .iter()
+        .map(|(name, dir)| Policy::load(name, &repo_root().join(dir)).expect("run `make policies` first"))
+        .collect()
+}
+
+/// The policy's answer; a guest error (a trap or an `Err` from the guest) fails the test.
+fn answer(policy: &Policy, payload: &[u8], what: &str) -> Value {
+    let cluster = gangwarden_core::cluster::MemoryCluster::new(payloads::everyday_nodes());
+    let evaluation = policy.call("validate", payload, cluster).expect("instantiate");
+    let answer = evaluation.answer.unwrap_or_else(|e| panic!("{} on {what}: {e}", policy.name));
+    assert!(answer["accepted"].is_boolean(), "{} on {what}: {answer}", policy.name);
+    answer
+}
+
+/// Messages and warnings stay short: at most 20 listed items of at most 1 KiB, then a count.
+fn assert_bounded(policy: &Policy, answer: &Value, what: &str) {
+    let message = answer["message"].as_str().unwrap_or_default();
+    assert!(message.len() <= 24 * 1024, "{} on {what}: a {} byte message", policy.name, message.len());
+    let warnings = answer["warnings"].as_array().map_or(0, Vec::len);
+    assert!(warnings <= 21, "{} on {what}: {warnings} warnings", policy.name);
+}
+
+#[test]
+fn hostile_payloads_get_clean_answers() {
+    let policies = policies();
+    for hostile in payloads::hostile_payloads() {
+        for policy in &policies {
+            let answer = answer(policy, &hostile.payload, hostile.name);
+            assert_bounded(policy, &answer, hostile.name);
+            let (accepted, code) = (answer["accepted"].as_bool(), answer["code"].as_u64());
+            let ok = match hostile.answer {
+                Answer::BadRequest => accepted == Some(false) && code == Some(400),
+                Answer::Accepted => accepted == Some(true) && answer["message"].is_null(),
+                Answer::Verdict => code.is_none(),
+            };
+            assert!(ok, "{} on {}: expected {:?}, got {answer}", policy.name, hostile.name, hostile.answer);
+        }
+    }
+}
+
+/// What the bundle answers to each large object: the one `Too many` error where upstream caps
+/// the list, otherwise a verdict on the items.
+#[test]
+fn large_objects_get_bounded_answers() {
+    let policies = policies();
+    for scenario in payloads::large_scenarios() {
+        for policy in &policies {
+            let answer = answer(policy, &scenario.payload, &scenario.name);
+            assert_bounded(policy, &answer, &scenario.name);
+            assert!(answer["code"].is_null(), "{} on {}: {answer}", policy.name, scenario.name);
+        }
+    }
+}
