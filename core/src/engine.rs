@@ -63,9 +63,10 @@ impl Response {
 
 /// Parses settings: `null` means all defaults; unknown keys and wrong types are errors.
 pub fn parse_settings<R: RuleSet>(settings: &Value) -> Result<R::Settings, String> {
-    let value = if settings.is_null() { Value::Object(Default::default()) } else { settings.clone() };
+    let empty = Value::Object(Default::default());
+    let value = if settings.is_null() { &empty } else { settings };
     let parsed: R::Settings =
-        crate::decode::from_value(value).map_err(|e| format!("invalid {} settings: {e}", R::NAME))?;
+        crate::decode::from_json(value).map_err(|e| format!("invalid {} settings: {e}", R::NAME))?;
     R::validate_settings(&parsed).map_err(|e| format!("invalid {} settings: {e}", R::NAME))?;
     Ok(parsed)
 }
@@ -87,7 +88,7 @@ pub fn check<R: RuleSet>(settings: &R::Settings, review: &Review, cluster: &dyn 
 
 /// The `validate` entry point: `{"request": <AdmissionRequest>, "settings": {...}}`.
 pub fn evaluate<R: RuleSet>(payload: &[u8], cluster: &dyn Cluster) -> Response {
-    let payload: Value = match serde_json::from_slice(payload) {
+    let mut payload: Value = match serde_json::from_slice(payload) {
         Ok(v) => v,
         Err(e) => return Response::reject(400, format!("cannot read the validation request: not valid JSON: {e}")),
     };
@@ -95,11 +96,11 @@ pub fn evaluate<R: RuleSet>(payload: &[u8], cluster: &dyn Cluster) -> Response {
         Ok(s) => s,
         Err(e) => return Response::reject(500, e),
     };
-    let request = match AdmissionRequest::from_value(payload["request"].clone()) {
+    let request = match AdmissionRequest::from_value(payload.get_mut("request").map(Value::take).unwrap_or_default()) {
         Ok(r) => r,
         Err(e) => return Response::reject(400, e.0),
     };
-    match request.review() {
+    match request.into_review() {
         Err(e) => Response::reject(400, e.0),
         Ok(None) => Response::accept(),
         Ok(Some(review)) => Response::from_verdict(R::check(&settings, &review, cluster)),

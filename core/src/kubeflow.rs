@@ -357,14 +357,19 @@ struct Envelope<S> {
 }
 
 fn decode_as<S: serde::de::DeserializeOwned + Default>(
-    value: serde_json::Value,
+    value: &serde_json::Value,
 ) -> Result<(ObjectMeta, S, Option<JobStatus>), String> {
-    let env: Envelope<S> = crate::decode::from_value(value)?;
+    let env: Envelope<S> = crate::decode::from_json(value)?;
     Ok((env.metadata.unwrap_or_default(), env.spec.unwrap_or_default(), env.status))
 }
 
 impl KubeflowJob {
     pub fn decode(kind: JobKind, value: serde_json::Value) -> Result<KubeflowJob, String> {
+        KubeflowJob::from_json(kind, &value)
+    }
+
+    /// Decodes a job without taking (or copying) the JSON it is read from.
+    pub fn from_json(kind: JobKind, value: &serde_json::Value) -> Result<KubeflowJob, String> {
         macro_rules! decode {
             ($variant:ident) => {{
                 let (metadata, spec, status) = decode_as(value)?;

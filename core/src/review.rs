@@ -130,15 +130,15 @@ fn is_guarded(gvk: &GroupVersionKind) -> Result<bool, BadRequest> {
 
 impl Resource {
     /// Decodes `value` as the kind `gvk` names. The caller has checked the kind is guarded.
-    fn decode(gvk: &GroupVersionKind, value: Value) -> Result<Resource, String> {
-        use crate::decode::from_value;
+    fn decode(gvk: &GroupVersionKind, value: &Value) -> Result<Resource, String> {
+        use crate::decode::from_json;
         Ok(match gvk.kind.as_str() {
-            "Workload" => Resource::Workload(Box::new(from_value(value)?)),
-            "PodGroup" => Resource::PodGroup(Box::new(from_value(value)?)),
-            "Pod" => Resource::Pod(Box::new(from_value(value)?)),
+            "Workload" => Resource::Workload(Box::new(from_json(value)?)),
+            "PodGroup" => Resource::PodGroup(Box::new(from_json(value)?)),
+            "Pod" => Resource::Pod(Box::new(from_json(value)?)),
             kind => {
                 let job_kind = JobKind::from_kind(kind).ok_or_else(|| format!("unsupported kind {kind}"))?;
-                Resource::Job(Box::new(KubeflowJob::decode(job_kind, value)?))
+                Resource::Job(Box::new(KubeflowJob::from_json(job_kind, value)?))
             }
         })
     }
@@ -190,11 +190,15 @@ fn json_type(v: &Value) -> &'static str {
 
 impl AdmissionRequest {
     pub fn from_value(value: Value) -> Result<AdmissionRequest, BadRequest> {
-        if !value.is_object() {
+        let Value::Object(mut fields) = value else {
             return Err(BadRequest(format!("request: must be a JSON object, got {}", json_type(&value))));
-        }
-        crate::decode::from_value(value)
-            .map_err(|e| BadRequest(format!("cannot read the admission request: request.{e}")))
+        };
+        // The objects are kept as they are: moved out first, so only the small rest is decoded.
+        let object = fields.remove("object").unwrap_or_default();
+        let old_object = fields.remove("oldObject").unwrap_or_default();
+        let request: AdmissionRequest = crate::decode::from_json(&Value::Object(fields))
+            .map_err(|e| BadRequest(format!("cannot read the admission request: request.{e}")))?;
+        Ok(AdmissionRequest { object, old_object, ..request })
     }
 
     /// The request's kind, or the object's own when the request leaves it out (as a bare
@@ -203,14 +207,28 @@ impl AdmissionRequest {
         if self.kind.kind.is_empty() { GroupVersionKind::of_object(&self.object) } else { self.kind.clone() }
     }
 
+    /// [`AdmissionRequest::review`], keeping the object as the review's raw object instead of
+    /// copying it.
+    pub fn into_review(mut self) -> Result<Option<Review>, BadRequest> {
+        let raw_object = std::mem::take(&mut self.object);
+        let review = self.review_of(&raw_object)?;
+        Ok(review.map(|r| Review { raw_object, ..r }))
+    }
+
     /// Decodes the request into a [`Review`]. `Ok(None)`: nothing to review (a kind no rule
     /// set guards, a subresource, a DELETE or CONNECT).
     pub fn review(&self) -> Result<Option<Review>, BadRequest> {
+        let review = self.review_of(&self.object)?;
+        Ok(review.map(|r| Review { raw_object: self.object.clone(), ..r }))
+    }
+
+    /// The review of `object` (the request's own), with a null raw object.
+    fn review_of(&self, raw: &Value) -> Result<Option<Review>, BadRequest> {
         let operation = operation(&self.operation)?;
         if !self.sub_resource.is_empty() || matches!(operation, Operation::Delete | Operation::Connect) {
             return Ok(None);
         }
-        let gvk = self.effective_kind();
+        let gvk = if self.kind.kind.is_empty() { GroupVersionKind::of_object(raw) } else { self.kind.clone() };
         if gvk.kind.is_empty() {
             return Err(BadRequest(
                 "request.kind: Required value: the request names no kind and the object has none".into(),
@@ -219,12 +237,11 @@ impl AdmissionRequest {
         if !is_guarded(&gvk)? {
             return Ok(None);
         }
-        check_object_kind("object", &self.object, &gvk)?;
+        check_object_kind("object", raw, &gvk)?;
         let decode = |what: &str, value: &Value| {
-            Resource::decode(&gvk, value.clone())
-                .map_err(|e| BadRequest(format!("cannot decode {what} as {}: {e}", gvk.kind)))
+            Resource::decode(&gvk, value).map_err(|e| BadRequest(format!("cannot decode {what} as {}: {e}", gvk.kind)))
         };
-        let object = decode("request.object", &self.object)?;
+        let object = decode("request.object", raw)?;
         let old_object = match (&operation, &self.old_object) {
             (Operation::Update, Value::Null) => None,
             (Operation::Update, old) => {
@@ -234,11 +251,11 @@ impl AdmissionRequest {
             _ => None,
         };
         let namespace = if self.namespace.is_empty() {
-            self.object["metadata"]["namespace"].as_str().unwrap_or("default").to_string()
+            raw["metadata"]["namespace"].as_str().unwrap_or("default").to_string()
         } else {
             self.namespace.clone()
         };
-        Ok(Some(Review { operation, namespace, object, old_object, raw_object: self.object.clone() }))
+        Ok(Some(Review { operation, namespace, object, old_object, raw_object: Value::Null }))
     }
 }
 

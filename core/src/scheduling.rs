@@ -82,6 +82,15 @@ pub fn group_specs(resource: &Resource) -> Vec<GroupSpec<'_>> {
     }
 }
 
+/// `WorkloadMaxPodGroupTemplates`: past it the gang rule set reports one `Too many` error and
+/// no rule looks at the templates one by one.
+pub const MAX_POD_GROUP_TEMPLATES: usize = 8;
+
+/// The Workload's templates as group specs; none when there are more than the apiserver allows.
 pub fn workload_templates(w: &Workload) -> Vec<GroupSpec<'_>> {
-    w.spec.pod_group_templates.iter().enumerate().map(|(i, t)| GroupSpec::of_template(t, i)).collect()
+    let templates = &w.spec.pod_group_templates;
+    if templates.len() > MAX_POD_GROUP_TEMPLATES {
+        return Vec::new();
+    }
+    templates.iter().enumerate().map(|(i, t)| GroupSpec::of_template(t, i)).collect()
 }

@@ -4,7 +4,7 @@
 //! claim of its own (rules.md C-08), which is what most of these rules are about. Ids and
 //! catalogue numbers (rules.md) are listed in [`RULES`].
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use k8s_openapi::api::core::v1::{Pod, PodResourceClaim, PodSpec};
 use k8s_openapi::api::scheduling::v1alpha2::{PodGroup, PodGroupResourceClaim, Workload};
@@ -267,9 +267,12 @@ fn check_group_claims<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdic
     let Some(claims) = g.resource_claims else { return Vec::new() };
     let path = g.path.child("resourceClaims");
     if claims.len() > MAX_CLAIMS_PER_GROUP {
+        // As the apiserver does: one error for the list, no per-item flood.
         v.deny(MAX_CLAIMS, FieldError::too_many(path.clone(), claims.len(), MAX_CLAIMS_PER_GROUP));
+        return Vec::new();
     }
     let mut sources = Vec::new();
+    let mut seen = HashSet::new();
     for (i, c) in claims.iter().enumerate() {
         let item = path.index(i);
         let claim = Claim::from(c);
@@ -294,7 +297,7 @@ fn check_group_claims<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdic
             _ => {}
         }
         check_source(settings, &claim, &item, SOURCE_NAME, v);
-        if claims[..i].iter().any(|earlier| earlier.name == c.name) {
+        if !seen.insert(c.name.as_str()) {
             v.deny(CLAIM_UNIQUE, FieldError::duplicate(item.clone(), BadValue::of(c)));
         }
         if let Some(source) = claim.valid_source() {
@@ -322,14 +325,16 @@ fn check_status(pg: &PodGroup, v: &mut Verdict) {
     let path = Path::new("status").child("resourceClaimStatuses");
     if statuses.len() > MAX_CLAIMS_PER_GROUP {
         v.deny(STATUS_CLAIMS, FieldError::too_many(path.clone(), statuses.len(), MAX_CLAIMS_PER_GROUP));
+        return;
     }
-    let spec_claims = claims_of(pg);
+    let spec_claims: HashSet<&str> = claims_of(pg).iter().map(|c| c.name.as_str()).collect();
+    let mut seen = HashSet::new();
     for (i, s) in statuses.iter().enumerate() {
         let item = path.index(i);
-        if statuses[..i].iter().any(|earlier| earlier.name == s.name) {
+        if !seen.insert(s.name.as_str()) {
             v.deny(STATUS_CLAIMS, FieldError::duplicate(item.clone(), BadValue::of(s)));
         }
-        if !spec_claims.iter().any(|c| c.name == s.name) {
+        if !spec_claims.contains(s.name.as_str()) {
             v.deny(
                 STATUS_CLAIMS,
                 FieldError::invalid(
@@ -751,20 +756,26 @@ mod tests {
 
     #[test]
     fn group_claim_shape() {
+        // Past the maximum the list gets one error: no per-claim checks, no lookups.
+        let six = json!([{"name": "a"}, {"name": "a"}, {"name": "Bad_Name"}, {}, {}, {}]);
+        let v = run(&Settings::default(), pod_group(six), &MemoryCluster::default());
+        assert_eq!(
+            messages(&v),
+            vec!["spec.resourceClaims: Too many: 6: must have at most 4 items [claims.max-claims]"]
+        );
+        assert!(v.warnings.is_empty());
+
         let claims = json!([
             {"resourceClaimTemplateName": "t"},
             {"name": "Bad_Name", "resourceClaimName": "Bad_Claim"},
             {"name": "none"},
             {"name": "both", "resourceClaimName": "c", "resourceClaimTemplateName": "t"},
-            {"name": "empty", "resourceClaimTemplateName": ""},
-            {"name": "none", "resourceClaimTemplateName": "t"},
         ]);
         let v = run(&Settings::default(), pod_group(claims), &MemoryCluster::default());
         let (label, sub) = (label_msg(), subdomain_msg());
         assert_eq!(
             messages(&v),
             vec![
-                "spec.resourceClaims: Too many: 6: must have at most 4 items [claims.max-claims]".to_string(),
                 "spec.resourceClaims[0].name: Required value [claims.claim-name]".to_string(),
                 format!("spec.resourceClaims[1].name: Invalid value: \"Bad_Name\": {label} [claims.claim-name]"),
                 format!(
@@ -772,8 +783,6 @@ mod tests {
                 ),
                 "spec.resourceClaims[2]: Invalid value: \"\": must specify one of: `resourceClaimName`, `resourceClaimTemplateName` [claims.claim-source]".to_string(),
                 "spec.resourceClaims[3]: Invalid value: \"{resourceClaimName, resourceClaimTemplateName}\": must specify exactly one of: `resourceClaimName`, `resourceClaimTemplateName` [claims.claim-source]".to_string(),
-                format!("spec.resourceClaims[4].resourceClaimTemplateName: Invalid value: \"\": {sub} [claims.source-name]"),
-                "spec.resourceClaims[5]: Duplicate value: {\"name\":\"none\",\"resourceClaimTemplateName\":\"t\"} [claims.claim-unique]".to_string(),
             ]
         );
         // Only well-formed sources are looked up, each once: "t" (first used by entry 0), not
@@ -782,6 +791,20 @@ mod tests {
             v.warning_messages(),
             vec![
                 "spec.resourceClaims[0].resourceClaimTemplateName: ResourceClaimTemplate \"t\" does not exist in namespace \"ml\", so Pods that use this claim stay Pending until it is created [claims.source-exists]"
+            ]
+        );
+
+        let claims = json!([
+            {"name": "empty", "resourceClaimTemplateName": ""},
+            {"name": "none", "resourceClaimTemplateName": "t"},
+            {"name": "none", "resourceClaimTemplateName": "t"},
+        ]);
+        let v = run(&Settings::default(), pod_group(claims), &cluster_with(vec![]));
+        assert_eq!(
+            messages(&v),
+            vec![
+                format!("spec.resourceClaims[0].resourceClaimTemplateName: Invalid value: \"\": {sub} [claims.source-name]"),
+                "spec.resourceClaims[2]: Duplicate value: {\"name\":\"none\",\"resourceClaimTemplateName\":\"t\"} [claims.claim-unique]".to_string(),
             ]
         );
     }
@@ -834,13 +857,12 @@ mod tests {
             {"name": "gpu", "resourceClaimName": "train-0-gpu-x7k2p"},
             {"name": "nic"},
             {"name": "gpu", "resourceClaimName": "Bad"},
-            {"name": "a"}, {"name": "b"},
+            {"name": "a"},
         ]});
-        let v = run(&Settings::default(), object, &cluster_with(vec![]));
+        let v = run(&Settings::default(), object.clone(), &cluster_with(vec![]));
         assert_eq!(
             messages(&v),
             vec![
-                "status.resourceClaimStatuses: Too many: 5: must have at most 4 items [claims.status-claims]".to_string(),
                 "status.resourceClaimStatuses[1].name: Invalid value: \"nic\": must match the name of an entry in `spec.resourceClaims` [claims.status-claims]".to_string(),
                 "status.resourceClaimStatuses[2]: Duplicate value: {\"name\":\"gpu\",\"resourceClaimName\":\"Bad\"} [claims.status-claims]".to_string(),
                 format!(
@@ -848,8 +870,13 @@ mod tests {
                     subdomain_msg()
                 ),
                 "status.resourceClaimStatuses[3].name: Invalid value: \"a\": must match the name of an entry in `spec.resourceClaims` [claims.status-claims]".to_string(),
-                "status.resourceClaimStatuses[4].name: Invalid value: \"b\": must match the name of an entry in `spec.resourceClaims` [claims.status-claims]".to_string(),
             ]
+        );
+        object["status"]["resourceClaimStatuses"].as_array_mut().unwrap().push(json!({"name": "b"}));
+        let v = run(&Settings::default(), object, &cluster_with(vec![]));
+        assert_eq!(
+            messages(&v),
+            vec!["status.resourceClaimStatuses: Too many: 5: must have at most 4 items [claims.status-claims]"]
         );
     }
 

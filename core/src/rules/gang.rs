@@ -267,9 +267,11 @@ fn check_workload(w: &Workload, v: &mut Verdict) {
     } else if templates.len() > MAX_POD_GROUP_TEMPLATES {
         v.deny(TEMPLATES, FieldError::too_many(path.clone(), templates.len(), MAX_POD_GROUP_TEMPLATES));
     }
-    for (i, t) in templates.iter().enumerate() {
+    // Past the maximum the one error above stands for the whole list, as in the apiserver.
+    let mut seen = std::collections::HashSet::new();
+    for (i, t) in templates.iter().enumerate().take_while(|_| templates.len() <= MAX_POD_GROUP_TEMPLATES) {
         v.deny_all(TEMPLATE_NAME, check(&path.index(i).child("name"), &t.name, true, names::is_dns1123_label));
-        if templates[..i].iter().any(|earlier| earlier.name == t.name) {
+        if !seen.insert(t.name.as_str()) {
             v.deny(TEMPLATE_UNIQUE, FieldError::duplicate(path.index(i), BadValue::of(t)));
         }
     }

@@ -423,7 +423,7 @@ fn check_containers(
 /// for one container (`path` is the container's).
 fn check_ports(kind: JobKind, c: &Container, path: &Path, v: &mut Verdict) {
     let default_container = kind.default_container_name();
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (j, port) in c.ports.iter().flatten().enumerate() {
         let path = path.child("ports").index(j);
         if !(1..=65535).contains(&port.container_port) {
@@ -439,10 +439,9 @@ fn check_ports(kind: JobKind, c: &Container, path: &Path, v: &mut Verdict) {
         let Some(name) = port.name.as_deref().filter(|n| !n.is_empty()) else { continue };
         let name_path = path.child("name");
         v.deny_all(PORTS, names::check(&name_path, name, false, names::is_port_name));
-        if seen.contains(&name) {
+        if !seen.insert(name) {
             v.deny(PORTS, FieldError::duplicate(name_path.clone(), name));
         }
-        seen.push(name);
         if kind.default_port_name() == Some(name) && c.name != default_container {
             v.deny(
                 DEFAULT_PORT,

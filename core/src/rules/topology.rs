@@ -198,7 +198,9 @@ fn check_group_spec<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdict,
         return;
     }
     if entries.len() > MAX_TOPOLOGY_ENTRIES {
+        // One error for the list, no per-entry checks or lookups, as the apiserver does.
         v.deny(MAX_ENTRIES, FieldError::too_many(topology_path.clone(), entries.len(), MAX_TOPOLOGY_ENTRIES));
+        return;
     }
     for (i, entry) in entries.iter().enumerate() {
         let path = topology_path.index(i).child("key");
@@ -300,10 +302,11 @@ fn check_job<'a>(
     lookups: &mut Vec<NodeLookup<'a>>,
 ) {
     let old_sets = old.map(pod_sets).unwrap_or_default();
+    let old_by_type: HashMap<&str, &PodSet> = old_sets.iter().map(|o| (o.replica_type, o)).collect();
     let sets = pod_sets(job);
     for set in &sets {
         let unchanged = |annotation: &str| {
-            old_sets.iter().any(|o| o.replica_type == set.replica_type && o.get(annotation) == set.get(annotation))
+            old_by_type.get(set.replica_type).is_some_and(|o| o.get(annotation) == set.get(annotation))
         };
         check_pod_set(set, v);
         for annotation in [KUEUE_REQUIRED, KUEUE_PREFERRED, KUEUE_SLICE_REQUIRED] {
@@ -410,12 +413,17 @@ fn is_go_bool(s: &str) -> bool {
 /// same topology. Kueue applies this to its grouping-aware integrations; for Kubeflow jobs
 /// it admits such groups unchecked, which is why the policy checks them.
 fn check_pod_set_groups(sets: &[PodSet], v: &mut Verdict) {
+    // Groups in the order they first appear, found by name in constant time.
     let mut groups: Vec<(&str, Vec<&PodSet>)> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
     for set in sets.iter().filter(|s| s.request().is_some()) {
         let Some(name) = set.get(KUEUE_GROUP_NAME) else { continue };
-        match groups.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, members)) => members.push(set),
-            None => groups.push((name, vec![set])),
+        match index.get(name) {
+            Some(&i) => groups[i].1.push(set),
+            None => {
+                index.insert(name, groups.len());
+                groups.push((name, vec![set]));
+            }
         }
     }
     for (name, members) in groups {
@@ -592,18 +600,30 @@ mod tests {
     #[test]
     fn topology_entries_and_keys() {
         let s = Settings { check_node_labels: false, ..Settings::default() };
+        // Past the maximum the list gets one error and no per-entry checks.
         let object = pod_group(json!({"schedulingPolicy": {"gang": {"minCount": 2}},
             "schedulingConstraints": {"topology": [{"key": ""}, {"key": "x/"}]}}));
         let (violations, warnings) = run(&s, object, &MemoryCluster::default());
         assert_eq!(
             violations,
+            vec!["spec.schedulingConstraints.topology: Too many: 2: must have at most 1 item [topology.max-entries]"]
+        );
+        assert!(warnings.is_empty());
+        let object = pod_group(json!({"schedulingPolicy": {"gang": {"minCount": 2}},
+            "schedulingConstraints": {"topology": [{"key": ""}]}}));
+        assert_eq!(
+            run(&s, object, &MemoryCluster::default()).0,
+            vec!["spec.schedulingConstraints.topology[0].key: Required value [topology.key]"]
+        );
+        let object = pod_group(json!({"schedulingPolicy": {"gang": {"minCount": 2}},
+            "schedulingConstraints": {"topology": [{"key": "x/"}]}}));
+        let (violations, warnings) = run(&s, object, &MemoryCluster::default());
+        assert_eq!(
+            violations,
             vec![
-                "spec.schedulingConstraints.topology: Too many: 2: must have at most 1 item [topology.max-entries]"
+                "spec.schedulingConstraints.topology[0].key: Invalid value: \"x/\": name part must be non-empty [topology.key]"
                     .to_string(),
-                "spec.schedulingConstraints.topology[0].key: Required value [topology.key]".to_string(),
-                "spec.schedulingConstraints.topology[1].key: Invalid value: \"x/\": name part must be non-empty [topology.key]"
-                    .to_string(),
-                format!("spec.schedulingConstraints.topology[1].key: Invalid value: \"x/\": {QUALIFIED_NAME_MSG} [topology.key]"),
+                format!("spec.schedulingConstraints.topology[0].key: Invalid value: \"x/\": {QUALIFIED_NAME_MSG} [topology.key]"),
             ]
         );
         assert!(warnings.is_empty());
