@@ -30,9 +30,10 @@
 //! `message` holds one substring per violation: the answer must have exactly that many.
 //!
 //! Kubernetes 1.37 serves Workload and PodGroup as `scheduling.k8s.io/v1beta1` and `v1alpha3`
-//! with the same shapes, so a case whose object is `v1beta1` also runs as `v1alpha3` (every
-//! `scheduling.k8s.io/v1beta1` in the case, expectations included, reads `v1alpha3`): the two
-//! versions must be accepted or rejected alike.
+//! with the same shapes, so a case whose object is a `v1beta1` Workload or PodGroup also runs as
+//! `v1alpha3` (every `scheduling.k8s.io/v1beta1` in its objects and expectations reads
+//! `v1alpha3`): the two versions must be accepted or rejected alike. A case whose cluster serves
+//! only one of the two versions is about that difference and runs as written only.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -136,23 +137,28 @@ impl Case {
     /// object is a `v1beta1` Workload or PodGroup sent as an object.
     pub fn as_v1alpha3(&self) -> Option<Case> {
         const BETA: &str = "scheduling.k8s.io/v1beta1";
+        const ALPHA3: &str = "scheduling.k8s.io/v1alpha3";
         let object = self.object.as_ref()?;
-        if self.request.is_some() || self.raw_payload.is_some() || object["apiVersion"] != BETA {
+        let served = self.served_api_versions.as_deref().unwrap_or_default();
+        let serves = |v: &str| served.iter().any(|s| s == v);
+        if self.request.is_some()
+            || self.raw_payload.is_some()
+            || object["apiVersion"] != BETA
+            || !matches!(object["kind"].as_str(), Some("Workload" | "PodGroup"))
+            || serves(BETA) != serves(ALPHA3)
+        {
             return None;
         }
         let swap = |v: &Value| -> Value {
-            let text = v.to_string().replace(BETA, "scheduling.k8s.io/v1alpha3");
+            let text = v.to_string().replace(BETA, ALPHA3);
             serde_json::from_str(&text).unwrap_or(Value::Null)
         };
-        let strings = |list: &[String]| -> Vec<String> {
-            list.iter().map(|s| s.replace(BETA, "scheduling.k8s.io/v1alpha3")).collect()
-        };
+        let strings = |list: &[String]| -> Vec<String> { list.iter().map(|s| s.replace(BETA, ALPHA3)).collect() };
         Some(Case {
             description: format!("{} (as v1alpha3)", self.description),
             object: Some(swap(object)),
             old_object: self.old_object.as_ref().map(swap),
             cluster: self.cluster.iter().map(swap).collect(),
-            served_api_versions: self.served_api_versions.as_deref().map(strings),
             expect: self.expect.as_ref().map(|e| Expect {
                 message: strings(&e.message),
                 warnings: strings(&e.warnings),
