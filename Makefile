@@ -76,9 +76,10 @@ annotate: policies
 	kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
 	for d in $(POLICY_DIRS); do kwctl annotate -m $$d/metadata.yml -u $$d/README.md -o $$d/annotated-policy.wasm $$d/policy.wasm; done
 
-# Refresh the vendored corpus from the project's shared folder.
+# Refresh the vendored corpus from the project's shared folder. kubernetes-1.37/ is kept
+# here (it is not in the shared folder), like expectations.yaml.
 sync-corpus:
-	rsync -a --delete --exclude expectations.yaml ../shared/corpus/ e2e-tests/corpus/
+	rsync -a --delete --exclude expectations.yaml --exclude /kubernetes-1.37/ ../shared/corpus/ e2e-tests/corpus/
 
 clean:
 	$(CARGO) clean

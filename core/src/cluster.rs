@@ -3,6 +3,7 @@
 //! Policies implement [`Cluster`] with Kubewarden's host capabilities, tests and the e2e host
 //! with [`MemoryCluster`], the playground with objects the user pasted.
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::de::DeserializeOwned;
@@ -20,11 +21,28 @@ pub struct Query<'a> {
 
 /// A lookup that could not be answered (not "not found": that is `Ok(None)`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LookupError(pub String);
+pub enum LookupError {
+    /// The cluster does not serve this apiVersion/kind (or it cannot be discovered): on a
+    /// Kubernetes 1.37 cluster, anything in `scheduling.k8s.io/v1alpha2`, for example.
+    NotServed { api_version: String, kind: String },
+    /// Any other failure, with the host's message.
+    Failed(String),
+}
+
+impl LookupError {
+    pub fn not_served(query: &Query) -> LookupError {
+        LookupError::NotServed { api_version: query.api_version.to_string(), kind: query.kind.to_string() }
+    }
+}
 
 impl fmt::Display for LookupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            LookupError::NotServed { api_version, kind } => {
+                write!(f, "the cluster does not serve {api_version}/{kind}")
+            }
+            LookupError::Failed(message) => f.write_str(message),
+        }
     }
 }
 
@@ -41,7 +59,7 @@ pub fn get_as<T: DeserializeOwned>(cluster: &dyn Cluster, query: &Query, name: &
         None => Ok(None),
         Some(v) => crate::decode::from_value(v)
             .map(Some)
-            .map_err(|e| LookupError(format!("cannot decode {} {name:?}: {e}", query.kind))),
+            .map_err(|e| LookupError::Failed(format!("cannot decode {} {name:?}: {e}", query.kind))),
     }
 }
 
@@ -53,11 +71,13 @@ pub struct MemoryCluster {
     /// Answer with whole objects whatever the field masks say, as a host that does not
     /// support them does (benchmarks measure both).
     ignore_field_masks: bool,
+    /// The apiVersions the cluster serves in the API groups they name; `None`: every one.
+    served: Option<BTreeSet<String>>,
 }
 
 impl MemoryCluster {
     pub fn new(objects: Vec<Value>) -> Self {
-        MemoryCluster { objects, failure: None, ignore_field_masks: false }
+        MemoryCluster { objects, failure: None, ignore_field_masks: false, served: None }
     }
 
     /// The same objects, answered whole: lookups ignore their field masks.
@@ -71,20 +91,45 @@ impl MemoryCluster {
 
     /// A cluster whose every lookup fails with `message`.
     pub fn failing(message: &str) -> Self {
-        MemoryCluster { objects: Vec::new(), failure: Some(message.to_string()), ignore_field_masks: false }
+        MemoryCluster {
+            objects: Vec::new(),
+            failure: Some(message.to_string()),
+            ignore_field_masks: false,
+            served: None,
+        }
+    }
+
+    /// Serves only these versions of the API groups they name (a 1.36 cluster serves
+    /// `scheduling.k8s.io/v1alpha2`, a 1.37 one `scheduling.k8s.io/v1beta1` and `v1alpha3`);
+    /// groups not named are served in every version. Lookups of an unserved version get
+    /// [`LookupError::NotServed`].
+    pub fn serving<S: Into<String>>(mut self, api_versions: impl IntoIterator<Item = S>) -> Self {
+        self.served = Some(api_versions.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Whether the cluster serves `query`'s apiVersion.
+    pub fn serves(&self, query: &Query) -> bool {
+        let Some(served) = &self.served else { return true };
+        fn group(api_version: &str) -> &str {
+            api_version.rsplit_once('/').map_or("", |(g, _)| g)
+        }
+        let wanted = group(query.api_version);
+        served.contains(query.api_version) || !served.iter().any(|s| group(s) == wanted)
     }
 
     fn matching<'a>(&'a self, query: &'a Query) -> impl Iterator<Item = &'a Value> + 'a {
         self.objects.iter().filter(move |o| {
-            o["apiVersion"] == query.api_version
+            same_objects(o["apiVersion"].as_str().unwrap_or_default(), query.api_version)
                 && o["kind"] == query.kind
                 && query.namespace.is_none_or(|ns| o["metadata"]["namespace"].as_str().unwrap_or("default") == ns)
         })
     }
 
-    fn check(&self) -> Result<(), LookupError> {
+    fn check(&self, query: &Query) -> Result<(), LookupError> {
         match &self.failure {
-            Some(m) => Err(LookupError(m.clone())),
+            Some(m) => Err(LookupError::Failed(m.clone())),
+            None if !self.serves(query) => Err(LookupError::not_served(query)),
             None => Ok(()),
         }
     }
@@ -92,17 +137,34 @@ impl MemoryCluster {
 
 impl Cluster for MemoryCluster {
     fn get(&self, query: &Query, name: &str) -> Result<Option<Value>, LookupError> {
-        self.check()?;
+        self.check(query)?;
         Ok(self
             .matching(query)
             .find(|o| o["metadata"]["name"] == name)
-            .map(|o| apply_field_masks(o, self.masks(query))))
+            .map(|o| in_version(apply_field_masks(o, self.masks(query)), query)))
     }
 
     fn list(&self, query: &Query) -> Result<Vec<Value>, LookupError> {
-        self.check()?;
-        Ok(self.matching(query).map(|o| apply_field_masks(o, self.masks(query))).collect())
+        self.check(query)?;
+        Ok(self.matching(query).map(|o| in_version(apply_field_masks(o, self.masks(query)), query)).collect())
     }
+}
+
+/// apiVersions that serve the same objects with the same shapes, as the apiserver does:
+/// Kubernetes 1.37 serves Workloads and PodGroups as `scheduling.k8s.io/v1beta1` and
+/// `v1alpha3`, whichever version created them.
+const SAME_OBJECTS: &[&[&str]] = &[&["scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha3"]];
+
+fn same_objects(stored: &str, wanted: &str) -> bool {
+    stored == wanted || SAME_OBJECTS.iter().any(|set| set.contains(&stored) && set.contains(&wanted))
+}
+
+/// The object as the apiserver returns it: in the version asked for.
+fn in_version(mut object: Value, query: &Query) -> Value {
+    if let Some(map) = object.as_object_mut() {
+        map.insert("apiVersion".to_string(), Value::from(query.api_version));
+    }
+    object
 }
 
 /// Keeps only the masked paths (plus the object's identity), as a host honouring
@@ -157,8 +219,25 @@ mod tests {
         assert!(cluster().get(&q, "g").unwrap().is_some());
         assert!(cluster().get(&q, "h").unwrap().is_none());
         let other_ns = Query { namespace: Some("default"), ..q.clone() };
+        // 1.37 serves the same PodGroups as v1beta1 and v1alpha3, returned in the version asked for.
+        let alpha3 = MemoryCluster::new(vec![json!({"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup",
+            "metadata": {"name": "g", "namespace": "ml"}})]);
+        let beta = Query { api_version: "scheduling.k8s.io/v1beta1", ..q.clone() };
+        assert_eq!(alpha3.get(&beta, "g").unwrap().unwrap()["apiVersion"], "scheduling.k8s.io/v1beta1");
+        assert!(alpha3.get(&q, "g").unwrap().is_none(), "v1alpha2 is another API");
         assert!(cluster().get(&other_ns, "g").unwrap().is_none());
-        assert_eq!(MemoryCluster::failing("boom").get(&q, "g"), Err(LookupError("boom".into())));
+        assert_eq!(MemoryCluster::failing("boom").get(&q, "g"), Err(LookupError::Failed("boom".into())));
+        let beta = cluster().serving(["scheduling.k8s.io/v1beta1"]);
+        let nodes = Query { api_version: "v1", kind: "Node", namespace: None, field_masks: &[] };
+        assert_eq!(beta.list(&nodes).map(|n| n.len()), Ok(1), "groups not named are served");
+        assert_eq!(
+            beta.get(&q, "g"),
+            Err(LookupError::NotServed { api_version: "scheduling.k8s.io/v1alpha2".into(), kind: "PodGroup".into() })
+        );
+        assert_eq!(
+            beta.get(&q, "g").unwrap_err().to_string(),
+            "the cluster does not serve scheduling.k8s.io/v1alpha2/PodGroup"
+        );
     }
 
     #[test]

@@ -1,14 +1,13 @@
 //! The admission request, decoded into typed resources.
 
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::api::scheduling::v1alpha2::{PodGroup, Workload};
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::kubeflow::{JobKind, KubeflowJob};
+use crate::scheduling::{self, CompositePodGroup, PodGroup, Version, Workload};
 
-pub const SCHEDULING_GROUP: &str = "scheduling.k8s.io";
-pub const SCHEDULING_VERSION: &str = "v1alpha2";
+pub const SCHEDULING_GROUP: &str = scheduling::GROUP;
 pub const KUBEFLOW_GROUP: &str = "kubeflow.org";
 pub const KUBEFLOW_VERSION: &str = "v1";
 
@@ -77,6 +76,8 @@ pub enum Operation {
 pub enum Resource {
     Workload(Box<Workload>),
     PodGroup(Box<PodGroup>),
+    /// `scheduling.k8s.io/v1alpha3` only.
+    CompositePodGroup(Box<CompositePodGroup>),
     Pod(Box<Pod>),
     Job(Box<KubeflowJob>),
 }
@@ -85,6 +86,9 @@ pub enum Resource {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Review {
     pub operation: Operation,
+    /// The kind and version the object arrived as; lookups of related scheduling objects
+    /// ask for the same version.
+    pub kind: GroupVersionKind,
     /// The request's namespace (also where namespaced lookups go).
     pub namespace: String,
     pub object: Resource,
@@ -99,6 +103,11 @@ impl Review {
     pub fn is_update(&self) -> bool {
         self.operation == Operation::Update && self.old_object.is_some()
     }
+
+    /// The `scheduling.k8s.io` version of the object, for its kinds.
+    pub fn scheduling_version(&self) -> Option<Version> {
+        (self.kind.group == SCHEDULING_GROUP).then(|| Version::parse(&self.kind.version)).flatten()
+    }
 }
 
 /// Why a request could not be reviewed: the policy rejects it with code 400.
@@ -106,14 +115,17 @@ impl Review {
 pub struct BadRequest(pub String);
 
 /// The kinds this project guards, for messages.
-pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1alpha2 Workload and PodGroup, v1 Pod, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob";
+pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup, v1 Pod, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob";
 
 /// Whether this kind is one the rule sets know how to read: `Ok(false)` for kinds outside
 /// the project's API groups (accepted untouched), an error for unknown kinds inside them.
+/// In `scheduling.k8s.io` only Workload, PodGroup and CompositePodGroup are the project's
+/// (PriorityClass is not); an unknown version of those is an error, never a silent accept.
 fn is_guarded(gvk: &GroupVersionKind) -> Result<bool, BadRequest> {
     let known = match gvk.group.as_str() {
         "" => return Ok(gvk.version == "v1" && gvk.kind == "Pod"),
-        SCHEDULING_GROUP => gvk.version == SCHEDULING_VERSION && matches!(gvk.kind.as_str(), "Workload" | "PodGroup"),
+        SCHEDULING_GROUP if !scheduling::KINDS.contains(&gvk.kind.as_str()) => return Ok(false),
+        SCHEDULING_GROUP => Version::parse(&gvk.version).is_some_and(|v| v.serves(&gvk.kind)),
         KUBEFLOW_GROUP => gvk.version == KUBEFLOW_VERSION && JobKind::from_kind(&gvk.kind).is_some(),
         _ => return Ok(false),
     };
@@ -121,9 +133,10 @@ fn is_guarded(gvk: &GroupVersionKind) -> Result<bool, BadRequest> {
         Ok(true)
     } else {
         Err(BadRequest(format!(
-            "unsupported kind {} {}: this policy validates {GUARDED_KINDS}",
+            "unsupported kind {} {}: this policy validates {}",
             gvk.api_version(),
-            gvk.kind
+            gvk.kind,
+            if gvk.group == SCHEDULING_GROUP { scheduling::UNDERSTOOD } else { GUARDED_KINDS }
         )))
     }
 }
@@ -132,9 +145,12 @@ impl Resource {
     /// Decodes `value` as the kind `gvk` names. The caller has checked the kind is guarded.
     fn decode(gvk: &GroupVersionKind, value: &Value) -> Result<Resource, String> {
         use crate::decode::from_json;
+        let version =
+            || Version::parse(&gvk.version).ok_or_else(|| format!("unsupported version {}", gvk.api_version()));
         Ok(match gvk.kind.as_str() {
-            "Workload" => Resource::Workload(Box::new(from_json(value)?)),
-            "PodGroup" => Resource::PodGroup(Box::new(from_json(value)?)),
+            "Workload" => Resource::Workload(Box::new(Workload::decode(version()?, value)?)),
+            "PodGroup" => Resource::PodGroup(Box::new(PodGroup::decode(version()?, value)?)),
+            "CompositePodGroup" => Resource::CompositePodGroup(Box::new(CompositePodGroup::decode(value)?)),
             "Pod" => Resource::Pod(Box::new(from_json(value)?)),
             kind => {
                 let job_kind = JobKind::from_kind(kind).ok_or_else(|| format!("unsupported kind {kind}"))?;
@@ -255,7 +271,7 @@ impl AdmissionRequest {
         } else {
             self.namespace.clone()
         };
-        Ok(Some(Review { operation, namespace, object, old_object, raw_object: Value::Null }))
+        Ok(Some(Review { operation, kind: gvk, namespace, object, old_object, raw_object: Value::Null }))
     }
 }
 
@@ -277,7 +293,7 @@ mod tests {
         let review = r.review().unwrap().unwrap();
         assert_eq!(review.namespace, "ml");
         let Resource::PodGroup(pg) = review.object else { panic!("not a PodGroup") };
-        assert_eq!(pg.spec.scheduling_policy.gang.unwrap().min_count, 2);
+        assert_eq!(pg.group_spec().gang_min_count(), Some(2));
     }
 
     #[test]

@@ -1,96 +1,772 @@
-//! One view over the group specs that `scheduling.k8s.io/v1alpha2` repeats in two places:
-//! a PodGroup's `spec` and each Workload `spec.podGroupTemplates[i]`. Rules about scheduling
-//! policy, topology, claims, disruption and priority are written once against this view.
+//! `scheduling.k8s.io` in every version gangwarden understands, and one view over the group
+//! specs those versions repeat.
+//!
+//! - Kubernetes 1.36 serves `v1alpha2` (k8s-openapi 0.28 types): a Workload holds a flat list
+//!   of `podGroupTemplates`; a PodGroup points at one through `spec.podGroupTemplateRef`.
+//! - Kubernetes 1.37 serves `v1beta1` and `v1alpha3` with the same shapes (k8s-openapi 0.29
+//!   `v1beta1` types read both): a Workload holds either `podGroupTemplates` or a tree of
+//!   `compositePodGroupTemplates`; a PodGroup points at its template through `spec.workloadRef`
+//!   and at its parent through `spec.parentCompositePodGroupName`; `v1alpha3` also serves the
+//!   CompositePodGroup kind.
+//!
+//! Rules about scheduling policy, topology, claims, disruption and priority are written once
+//! against [`GroupSpec`], which every holder of those fields (PodGroup, PodGroupTemplate at any
+//! depth, CompositePodGroup, CompositePodGroupTemplate) is read as. Rules that only exist in one
+//! version read the typed objects below.
 
-use k8s_openapi::api::scheduling::v1alpha2::{
-    PodGroup, PodGroupResourceClaim, PodGroupSchedulingConstraints, PodGroupSchedulingPolicy, PodGroupTemplate,
-    Workload,
-};
+use k8s_openapi::api::scheduling::v1alpha2 as a2;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi_137::api::scheduling::v1beta1 as b1;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
 
+use crate::cluster::{Cluster, LookupError, Query};
 use crate::field::Path;
-use crate::review::Resource;
+
+pub const GROUP: &str = "scheduling.k8s.io";
+
+/// A version of `scheduling.k8s.io` gangwarden understands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Version {
+    /// Kubernetes 1.36.
+    V1alpha2,
+    /// Kubernetes 1.37, with CompositePodGroup.
+    V1alpha3,
+    /// Kubernetes 1.37.
+    V1beta1,
+}
+
+/// The versions a Pod's PodGroup is looked up in by default, newest first.
+pub const DEFAULT_LOOKUP_VERSIONS: [&str; 3] = ["v1beta1", "v1alpha3", "v1alpha2"];
+
+/// For messages: what this project reads of the group.
+pub const UNDERSTOOD: &str = "scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup";
+
+/// The kinds of the group the rules guard.
+pub const KINDS: [&str; 3] = ["Workload", "PodGroup", "CompositePodGroup"];
+
+impl Version {
+    pub fn parse(version: &str) -> Option<Version> {
+        match version {
+            "v1alpha2" => Some(Version::V1alpha2),
+            "v1alpha3" => Some(Version::V1alpha3),
+            "v1beta1" => Some(Version::V1beta1),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Version::V1alpha2 => "v1alpha2",
+            Version::V1alpha3 => "v1alpha3",
+            Version::V1beta1 => "v1beta1",
+        }
+    }
+
+    pub fn api_version(self) -> &'static str {
+        match self {
+            Version::V1alpha2 => "scheduling.k8s.io/v1alpha2",
+            Version::V1alpha3 => "scheduling.k8s.io/v1alpha3",
+            Version::V1beta1 => "scheduling.k8s.io/v1beta1",
+        }
+    }
+
+    /// Whether this version has the Kubernetes 1.37 shapes.
+    pub fn is_137(self) -> bool {
+        self != Version::V1alpha2
+    }
+
+    /// Whether the version serves `kind` (CompositePodGroup is `v1alpha3` only).
+    pub fn serves(self, kind: &str) -> bool {
+        match kind {
+            "Workload" | "PodGroup" => true,
+            "CompositePodGroup" => self == Version::V1alpha3,
+            _ => false,
+        }
+    }
+}
+
+/// The only version that serves CompositePodGroups, where parents are looked up.
+pub const COMPOSITE_VERSION: Version = Version::V1alpha3;
+
+/// `null` reads as the default, as k8s-openapi reads its own fields.
+fn null_as_default<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(d: D) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// A 1.37 Workload (`v1beta1` or `v1alpha3`). The envelope leaves `apiVersion` to the
+/// request, which has checked it, so one type reads both versions.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Workload137 {
+    #[serde(deserialize_with = "null_as_default")]
+    pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "null_as_default")]
+    pub spec: b1::WorkloadSpec,
+}
+
+/// A 1.37 PodGroup (`v1beta1` or `v1alpha3`).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct PodGroup137 {
+    #[serde(deserialize_with = "null_as_default")]
+    pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "null_as_default")]
+    pub spec: b1::PodGroupSpec,
+    pub status: Option<b1::PodGroupStatus>,
+}
+
+/// A CompositePodGroup (`v1alpha3` only). Its spec is read with the `v1beta1` building
+/// blocks, which have the same shapes, so composite templates and CompositePodGroups share
+/// one set of types. Its status holds only conditions, which no rule reads.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct CompositePodGroup {
+    #[serde(deserialize_with = "null_as_default")]
+    pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "null_as_default")]
+    pub spec: CompositePodGroupSpec,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct CompositePodGroupSpec {
+    pub parent_composite_pod_group_name: Option<String>,
+    /// Required; `None` when left out.
+    pub workload_ref: Option<b1::WorkloadReference>,
+    #[serde(deserialize_with = "null_as_default")]
+    pub scheduling_policy: b1::CompositePodGroupSchedulingPolicy,
+    pub scheduling_constraints: Option<b1::CompositePodGroupSchedulingConstraints>,
+    pub disruption_mode: Option<b1::CompositeDisruptionMode>,
+    pub priority_class_name: Option<String>,
+    pub priority: Option<i32>,
+    pub preemption_policy: Option<String>,
+}
+
+/// A Workload in any understood version.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Workload {
+    V1alpha2(a2::Workload),
+    V137(Workload137),
+}
+
+/// A PodGroup in any understood version.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PodGroup {
+    V1alpha2(a2::PodGroup),
+    V137(PodGroup137),
+}
+
+/// Decodes `value`; a 1.36 `disruptionMode` string in a 1.37 object gets a hint.
+fn decode<T: DeserializeOwned>(version: Version, value: &Value) -> Result<T, String> {
+    crate::decode::from_json(value).map_err(|e| {
+        if version.is_137() && e.contains("disruptionMode: invalid type: string") {
+            format!(
+                "{e} (in scheduling.k8s.io/{} disruptionMode is {{\"single\": {{}}}} or {{\"all\": {{}}}}; the 1.36 strings \"Pod\" and \"PodGroup\" are gone)",
+                version.as_str()
+            )
+        } else {
+            e
+        }
+    })
+}
+
+impl Workload {
+    pub fn decode(version: Version, value: &Value) -> Result<Workload, String> {
+        Ok(match version {
+            Version::V1alpha2 => Workload::V1alpha2(decode(version, value)?),
+            _ => Workload::V137(decode(version, value)?),
+        })
+    }
+
+    pub fn is_137(&self) -> bool {
+        matches!(self, Workload::V137(_))
+    }
+
+    pub fn metadata(&self) -> &ObjectMeta {
+        match self {
+            Workload::V1alpha2(w) => &w.metadata,
+            Workload::V137(w) => &w.metadata,
+        }
+    }
+
+    /// Every group spec of the Workload: its templates at every depth.
+    pub fn group_specs(&self) -> Vec<GroupSpec<'_>> {
+        match self {
+            Workload::V1alpha2(w) => within_maximum(&w.spec.pod_group_templates)
+                .iter()
+                .enumerate()
+                .map(|(i, t)| GroupSpec::of_template_136(t, i))
+                .collect(),
+            Workload::V137(w) => w.group_specs(),
+        }
+    }
+}
+
+impl Workload137 {
+    /// Every template, depth first: a composite template comes before its children.
+    pub fn group_specs(&self) -> Vec<GroupSpec<'_>> {
+        let mut out = Vec::new();
+        let s = &self.spec;
+        walk_templates(
+            s.pod_group_templates.as_deref(),
+            s.composite_pod_group_templates.as_deref(),
+            &Path::new("spec"),
+            None,
+            &mut out,
+        );
+        out
+    }
+}
+
+/// `WorkloadMaxPodGroupTemplates`, the most templates (of each kind) in one list.
+pub const MAX_TEMPLATES_PER_LIST: usize = 8;
+
+/// A template list, or nothing when it is longer than the apiserver allows: the gang rule set
+/// reports one `Too many` error for it and no rule looks at its templates one by one.
+fn within_maximum<T>(list: &[T]) -> &[T] {
+    if list.len() > MAX_TEMPLATES_PER_LIST { &[] } else { list }
+}
+
+/// Appends the templates of one level (and, depth first, the levels below) to `out`.
+fn walk_templates<'a>(
+    groups: Option<&'a [b1::PodGroupTemplate]>,
+    composites: Option<&'a [b1::CompositePodGroupTemplate]>,
+    parent_path: &Path,
+    parent: Option<usize>,
+    out: &mut Vec<GroupSpec<'a>>,
+) {
+    let (depth, parent_key) = match parent {
+        Some(p) => (out[p].depth + 1, out[p].key.clone()),
+        None => (1, String::new()),
+    };
+    let list = parent_path.child("podGroupTemplates");
+    for (i, t) in within_maximum(groups.unwrap_or_default()).iter().enumerate() {
+        out.push(GroupSpec {
+            origin: GroupOrigin::WorkloadTemplate,
+            path: list.index(i),
+            key: format!("{parent_key}/{}", t.name),
+            name: Some(&t.name),
+            parent,
+            depth,
+            ..GroupSpec::of_group_137(&t.scheduling_policy, GroupFields137::of_template(t))
+        });
+    }
+    let list = parent_path.child("compositePodGroupTemplates");
+    for (i, t) in within_maximum(composites.unwrap_or_default()).iter().enumerate() {
+        let index = out.len();
+        out.push(GroupSpec {
+            origin: GroupOrigin::CompositeTemplate,
+            path: list.index(i),
+            key: format!("{parent_key}/{}", t.name),
+            name: Some(&t.name),
+            parent,
+            depth,
+            scheduling_policy: Policy::Composite(&t.scheduling_policy),
+            scheduling_constraints: t.scheduling_constraints.as_ref().map(|c| Constraints::of(c.topology.as_deref())),
+            resource_claims: None,
+            disruption_mode: t
+                .disruption_mode
+                .as_ref()
+                .map(|d| Disruption::Union { single: d.single.is_some(), all: d.all.is_some() }),
+            priority_class_name: t.priority_class_name.as_ref(),
+            priority: t.priority,
+            preemption_policy: t.preemption_policy.as_ref(),
+        });
+        let path = list.index(i);
+        walk_templates(
+            t.pod_group_templates.as_deref(),
+            t.composite_pod_group_templates.as_deref(),
+            &path,
+            Some(index),
+            out,
+        );
+    }
+}
+
+/// A PodGroup's reference to the Workload template it was made from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateRef<'a> {
+    pub workload_name: &'a str,
+    pub template_name: &'a str,
+    /// `spec.podGroupTemplateRef.workload` (1.36) or `spec.workloadRef` (1.37).
+    pub path: Path,
+    /// `podGroupTemplateName` (1.36) or `templateName` (1.37).
+    pub template_field: &'static str,
+}
+
+impl<'a> TemplateRef<'a> {
+    fn of_137(r: &'a b1::WorkloadReference, path: Path) -> TemplateRef<'a> {
+        TemplateRef {
+            workload_name: &r.workload_name,
+            template_name: &r.template_name,
+            path,
+            template_field: "templateName",
+        }
+    }
+}
+
+impl PodGroup {
+    pub fn decode(version: Version, value: &Value) -> Result<PodGroup, String> {
+        Ok(match version {
+            Version::V1alpha2 => PodGroup::V1alpha2(decode(version, value)?),
+            _ => PodGroup::V137(decode(version, value)?),
+        })
+    }
+
+    pub fn metadata(&self) -> &ObjectMeta {
+        match self {
+            PodGroup::V1alpha2(pg) => &pg.metadata,
+            PodGroup::V137(pg) => &pg.metadata,
+        }
+    }
+
+    pub fn group_spec(&self) -> GroupSpec<'_> {
+        match self {
+            PodGroup::V1alpha2(pg) => GroupSpec::of_pod_group_136(pg),
+            PodGroup::V137(pg) => GroupSpec::of_group_137(&pg.spec.scheduling_policy, GroupFields137::of_pod_group(pg)),
+        }
+    }
+
+    /// The template reference, when it names a Workload (1.36: the `workload` member of the
+    /// union is set).
+    pub fn template_ref(&self) -> Option<TemplateRef<'_>> {
+        match self {
+            PodGroup::V1alpha2(pg) => {
+                let w = pg.spec.pod_group_template_ref.as_ref()?.workload.as_ref()?;
+                Some(TemplateRef {
+                    workload_name: &w.workload_name,
+                    template_name: &w.pod_group_template_name,
+                    path: Path::new("spec").child("podGroupTemplateRef").child("workload"),
+                    template_field: "podGroupTemplateName",
+                })
+            }
+            PodGroup::V137(pg) => {
+                pg.spec.workload_ref.as_ref().map(|r| TemplateRef::of_137(r, Path::new("spec").child("workloadRef")))
+            }
+        }
+    }
+
+    /// `spec.resourceClaims`; a missing list and an empty one mean the same.
+    pub fn claims(&self) -> Vec<GroupClaim<'_>> {
+        self.group_spec().resource_claims.unwrap_or_default()
+    }
+
+    /// `status.resourceClaimStatuses` as (name, resourceClaimName).
+    pub fn claim_statuses(&self) -> Option<Vec<ClaimStatus<'_>>> {
+        match self {
+            PodGroup::V1alpha2(pg) => pg.status.as_ref()?.resource_claim_statuses.as_ref().map(|s| {
+                s.iter()
+                    .map(|s| ClaimStatus { name: &s.name, resource_claim_name: s.resource_claim_name.as_deref() })
+                    .collect()
+            }),
+            PodGroup::V137(pg) => pg.status.as_ref()?.resource_claim_statuses.as_ref().map(|s| {
+                s.iter()
+                    .map(|s| ClaimStatus { name: &s.name, resource_claim_name: s.resource_claim_name.as_deref() })
+                    .collect()
+            }),
+        }
+    }
+}
+
+impl CompositePodGroup {
+    pub fn decode(value: &Value) -> Result<CompositePodGroup, String> {
+        decode(COMPOSITE_VERSION, value)
+    }
+
+    pub fn group_spec(&self) -> GroupSpec<'_> {
+        let s = &self.spec;
+        GroupSpec {
+            origin: GroupOrigin::CompositePodGroup,
+            path: Path::new("spec"),
+            key: String::new(),
+            name: None,
+            parent: None,
+            depth: 0,
+            scheduling_policy: Policy::Composite(&s.scheduling_policy),
+            scheduling_constraints: s.scheduling_constraints.as_ref().map(|c| Constraints::of(c.topology.as_deref())),
+            resource_claims: None,
+            disruption_mode: s
+                .disruption_mode
+                .as_ref()
+                .map(|d| Disruption::Union { single: d.single.is_some(), all: d.all.is_some() }),
+            priority_class_name: s.priority_class_name.as_ref(),
+            priority: s.priority,
+            preemption_policy: s.preemption_policy.as_ref(),
+        }
+    }
+
+    pub fn template_ref(&self) -> Option<TemplateRef<'_>> {
+        self.spec.workload_ref.as_ref().map(|r| TemplateRef::of_137(r, Path::new("spec").child("workloadRef")))
+    }
+}
 
 /// Where a group spec lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GroupOrigin {
     PodGroup,
+    /// A PodGroupTemplate, at any depth of a Workload.
     WorkloadTemplate,
+    CompositePodGroup,
+    /// A CompositePodGroupTemplate, at any depth of a Workload.
+    CompositeTemplate,
 }
 
-/// The fields shared by `PodGroupSpec` and `PodGroupTemplate`, with the path they sit at.
+impl GroupOrigin {
+    /// Whether the spec describes a group of groups rather than a group of pods.
+    pub fn is_composite(self) -> bool {
+        matches!(self, GroupOrigin::CompositePodGroup | GroupOrigin::CompositeTemplate)
+    }
+
+    pub fn is_template(self) -> bool {
+        matches!(self, GroupOrigin::WorkloadTemplate | GroupOrigin::CompositeTemplate)
+    }
+}
+
+/// A scheduling policy: `basic` or `gang`, with the gang's size (`minCount` for pods,
+/// `minGroupCount` for the child groups of a composite). Serialises as written.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Policy<'a> {
+    V1alpha2(&'a a2::PodGroupSchedulingPolicy),
+    Group(&'a b1::PodGroupSchedulingPolicy),
+    Composite(&'a b1::CompositePodGroupSchedulingPolicy),
+}
+
+impl Policy<'_> {
+    pub fn has_basic(&self) -> bool {
+        match self {
+            Policy::V1alpha2(p) => p.basic.is_some(),
+            Policy::Group(p) => p.basic.is_some(),
+            Policy::Composite(p) => p.basic.is_some(),
+        }
+    }
+
+    /// The gang's size when the policy has a gang.
+    pub fn gang_size(&self) -> Option<i32> {
+        match self {
+            Policy::V1alpha2(p) => p.gang.as_ref().map(|g| g.min_count),
+            Policy::Group(p) => p.gang.as_ref().map(|g| g.min_count),
+            Policy::Composite(p) => p.gang.as_ref().map(|g| g.min_group_count),
+        }
+    }
+
+    /// The gang's size field: `minCount` or `minGroupCount`.
+    pub fn gang_size_field(&self) -> &'static str {
+        match self {
+            Policy::Composite(_) => "minGroupCount",
+            _ => "minCount",
+        }
+    }
+
+    pub fn is_basic(&self) -> bool {
+        self.has_basic() && self.gang_size().is_none()
+    }
+}
+
+/// `schedulingConstraints`: the topology keys, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Constraints<'a> {
+    pub topology: Option<Vec<&'a str>>,
+}
+
+/// Anything with a `key` field: the topology constraint of every version.
+trait TopologyKey {
+    fn key(&self) -> &str;
+}
+impl TopologyKey for a2::TopologyConstraint {
+    fn key(&self) -> &str {
+        &self.key
+    }
+}
+impl TopologyKey for b1::TopologyConstraint {
+    fn key(&self) -> &str {
+        &self.key
+    }
+}
+
+impl Serialize for Constraints<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        #[derive(Serialize)]
+        struct Entry<'a> {
+            key: &'a str,
+        }
+        let mut map = s.serialize_map(None)?;
+        if let Some(topology) = &self.topology {
+            let entries: Vec<Entry> = topology.iter().map(|key| Entry { key }).collect();
+            map.serialize_entry("topology", &entries)?;
+        }
+        map.end()
+    }
+}
+
+impl<'a> Constraints<'a> {
+    fn of<T: TopologyKey>(topology: Option<&'a [T]>) -> Constraints<'a> {
+        Constraints { topology: topology.map(|t| t.iter().map(TopologyKey::key).collect()) }
+    }
+}
+
+/// `disruptionMode`: a string in 1.36 (`Pod` | `PodGroup`), the `single`/`all` union in 1.37.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Disruption<'a> {
+    V1alpha2(&'a str),
+    Union { single: bool, all: bool },
+}
+
+impl Serialize for Disruption<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            Disruption::V1alpha2(mode) => s.serialize_str(mode),
+            Disruption::Union { single, all } => {
+                let mut map = s.serialize_map(None)?;
+                let empty = serde_json::Map::new();
+                if *single {
+                    map.serialize_entry("single", &empty)?;
+                }
+                if *all {
+                    map.serialize_entry("all", &empty)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+/// One `resourceClaims` entry of a group (or of a Pod). Serialises as the user wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupClaim<'a> {
+    pub name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_claim_name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_claim_template_name: Option<&'a str>,
+}
+
+/// One `status.resourceClaimStatuses` entry. Serialises as the user wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimStatus<'a> {
+    pub name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_claim_name: Option<&'a str>,
+}
+
+macro_rules! group_claims {
+    ($claims:expr) => {
+        $claims.map(|claims| {
+            claims
+                .iter()
+                .map(|c| GroupClaim {
+                    name: &c.name,
+                    resource_claim_name: c.resource_claim_name.as_deref(),
+                    resource_claim_template_name: c.resource_claim_template_name.as_deref(),
+                })
+                .collect()
+        })
+    };
+}
+
+/// The fields a PodGroupSpec and a PodGroupTemplate share in 1.37.
+struct GroupFields137<'a> {
+    constraints: Option<&'a b1::PodGroupSchedulingConstraints>,
+    claims: Option<&'a Vec<b1::PodGroupResourceClaim>>,
+    disruption_mode: Option<&'a b1::DisruptionMode>,
+    priority_class_name: Option<&'a String>,
+    priority: Option<i32>,
+    preemption_policy: Option<&'a String>,
+}
+
+impl<'a> GroupFields137<'a> {
+    fn of_template(t: &'a b1::PodGroupTemplate) -> Self {
+        GroupFields137 {
+            constraints: t.scheduling_constraints.as_ref(),
+            claims: t.resource_claims.as_ref(),
+            disruption_mode: t.disruption_mode.as_ref(),
+            priority_class_name: t.priority_class_name.as_ref(),
+            priority: t.priority,
+            preemption_policy: t.preemption_policy.as_ref(),
+        }
+    }
+
+    fn of_pod_group(pg: &'a PodGroup137) -> Self {
+        let s = &pg.spec;
+        GroupFields137 {
+            constraints: s.scheduling_constraints.as_ref(),
+            claims: s.resource_claims.as_ref(),
+            disruption_mode: s.disruption_mode.as_ref(),
+            priority_class_name: s.priority_class_name.as_ref(),
+            priority: s.priority,
+            preemption_policy: s.preemption_policy.as_ref(),
+        }
+    }
+}
+
+/// The fields shared by every holder of a group spec, with the path they sit at.
 #[derive(Clone, Debug)]
 pub struct GroupSpec<'a> {
     pub origin: GroupOrigin,
-    /// `spec` for a PodGroup, `spec.podGroupTemplates[i]` for a template.
+    /// `spec` for an object, `spec.podGroupTemplates[i]`,
+    /// `spec.compositePodGroupTemplates[i].podGroupTemplates[j]`, ... for a template.
     pub path: Path,
-    pub scheduling_policy: &'a PodGroupSchedulingPolicy,
-    pub scheduling_constraints: Option<&'a PodGroupSchedulingConstraints>,
-    pub resource_claims: Option<&'a Vec<PodGroupResourceClaim>>,
-    pub disruption_mode: Option<&'a String>,
+    /// What identifies a template across an update (list items are keyed by name): the
+    /// template names from the top, `/a/b`; empty for an object's own spec.
+    pub key: String,
+    /// A template's name.
+    pub name: Option<&'a str>,
+    /// The composite template this template sits in (an index into the same list of specs).
+    pub parent: Option<usize>,
+    /// 1 for a Workload's top-level templates, 0 for an object's own spec.
+    pub depth: usize,
+    pub scheduling_policy: Policy<'a>,
+    pub scheduling_constraints: Option<Constraints<'a>>,
+    /// PodGroups and PodGroupTemplates only.
+    pub resource_claims: Option<Vec<GroupClaim<'a>>>,
+    pub disruption_mode: Option<Disruption<'a>>,
     pub priority_class_name: Option<&'a String>,
     pub priority: Option<i32>,
+    /// 1.37 only.
+    pub preemption_policy: Option<&'a String>,
 }
 
 impl<'a> GroupSpec<'a> {
-    pub fn of_pod_group(pg: &'a PodGroup) -> GroupSpec<'a> {
+    fn of_pod_group_136(pg: &'a a2::PodGroup) -> GroupSpec<'a> {
         let s = &pg.spec;
         GroupSpec {
             origin: GroupOrigin::PodGroup,
             path: Path::new("spec"),
-            scheduling_policy: &s.scheduling_policy,
-            scheduling_constraints: s.scheduling_constraints.as_ref(),
-            resource_claims: s.resource_claims.as_ref(),
-            disruption_mode: s.disruption_mode.as_ref(),
+            key: String::new(),
+            name: None,
+            parent: None,
+            depth: 0,
+            scheduling_policy: Policy::V1alpha2(&s.scheduling_policy),
+            scheduling_constraints: s.scheduling_constraints.as_ref().map(|c| Constraints::of(c.topology.as_deref())),
+            resource_claims: group_claims!(s.resource_claims.as_ref()),
+            disruption_mode: s.disruption_mode.as_deref().map(Disruption::V1alpha2),
             priority_class_name: s.priority_class_name.as_ref(),
             priority: s.priority,
+            preemption_policy: None,
         }
     }
 
-    pub fn of_template(t: &'a PodGroupTemplate, index: usize) -> GroupSpec<'a> {
+    fn of_template_136(t: &'a a2::PodGroupTemplate, index: usize) -> GroupSpec<'a> {
         GroupSpec {
             origin: GroupOrigin::WorkloadTemplate,
             path: Path::new("spec").child("podGroupTemplates").index(index),
-            scheduling_policy: &t.scheduling_policy,
-            scheduling_constraints: t.scheduling_constraints.as_ref(),
-            resource_claims: t.resource_claims.as_ref(),
-            disruption_mode: t.disruption_mode.as_ref(),
+            key: format!("/{}", t.name),
+            name: Some(&t.name),
+            parent: None,
+            depth: 1,
+            scheduling_policy: Policy::V1alpha2(&t.scheduling_policy),
+            scheduling_constraints: t.scheduling_constraints.as_ref().map(|c| Constraints::of(c.topology.as_deref())),
+            resource_claims: group_claims!(t.resource_claims.as_ref()),
+            disruption_mode: t.disruption_mode.as_deref().map(Disruption::V1alpha2),
             priority_class_name: t.priority_class_name.as_ref(),
             priority: t.priority,
+            preemption_policy: None,
         }
     }
 
-    /// `gang.minCount` when the policy is a gang.
+    /// A 1.37 PodGroup's spec; templates override origin, path and place.
+    fn of_group_137(policy: &'a b1::PodGroupSchedulingPolicy, f: GroupFields137<'a>) -> GroupSpec<'a> {
+        GroupSpec {
+            origin: GroupOrigin::PodGroup,
+            path: Path::new("spec"),
+            key: String::new(),
+            name: None,
+            parent: None,
+            depth: 0,
+            scheduling_policy: Policy::Group(policy),
+            scheduling_constraints: f.constraints.map(|c| Constraints::of(c.topology.as_deref())),
+            resource_claims: group_claims!(f.claims),
+            disruption_mode: f
+                .disruption_mode
+                .map(|d| Disruption::Union { single: d.single.is_some(), all: d.all.is_some() }),
+            priority_class_name: f.priority_class_name,
+            priority: f.priority,
+            preemption_policy: f.preemption_policy,
+        }
+    }
+
+    /// Whether the spec is a Kubernetes 1.36 (`v1alpha2`) one.
+    pub fn is_136(&self) -> bool {
+        matches!(self.scheduling_policy, Policy::V1alpha2(_))
+    }
+
+    /// `gang.minCount` when the spec is a gang of pods (not of groups).
     pub fn gang_min_count(&self) -> Option<i32> {
-        self.scheduling_policy.gang.as_ref().map(|g| g.min_count)
+        if self.origin.is_composite() { None } else { self.scheduling_policy.gang_size() }
     }
 
     pub fn is_basic(&self) -> bool {
-        self.scheduling_policy.basic.is_some() && self.scheduling_policy.gang.is_none()
+        self.scheduling_policy.is_basic()
     }
 
-    pub fn topology_keys(&self) -> impl Iterator<Item = &'a str> {
-        self.scheduling_constraints.and_then(|c| c.topology.as_ref()).into_iter().flatten().map(|t| t.key.as_str())
+    pub fn topology_keys(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.scheduling_constraints.iter().flat_map(|c| c.topology.iter().flatten().copied())
     }
 }
 
-/// Every group spec in a Workload or PodGroup (none for other kinds).
-pub fn group_specs(resource: &Resource) -> Vec<GroupSpec<'_>> {
+/// Every group spec in a Workload, PodGroup or CompositePodGroup (none for other kinds).
+pub fn group_specs(resource: &crate::review::Resource) -> Vec<GroupSpec<'_>> {
+    use crate::review::Resource;
     match resource {
-        Resource::PodGroup(pg) => vec![GroupSpec::of_pod_group(pg)],
-        Resource::Workload(w) => workload_templates(w),
-        _ => Vec::new(),
+        Resource::PodGroup(pg) => vec![pg.group_spec()],
+        Resource::CompositePodGroup(cpg) => vec![cpg.group_spec()],
+        Resource::Workload(w) => w.group_specs(),
+        Resource::Pod(_) | Resource::Job(_) => Vec::new(),
     }
 }
 
-/// `WorkloadMaxPodGroupTemplates`: past it the gang rule set reports one `Too many` error and
-/// no rule looks at the templates one by one.
-pub const MAX_POD_GROUP_TEMPLATES: usize = 8;
-
-/// The Workload's templates as group specs; none when there are more than the apiserver allows.
-pub fn workload_templates(w: &Workload) -> Vec<GroupSpec<'_>> {
-    let templates = &w.spec.pod_group_templates;
-    if templates.len() > MAX_POD_GROUP_TEMPLATES {
-        return Vec::new();
+/// Looks up a Pod's PodGroup. A Pod names no version, so the versions are tried in order
+/// (setting `schedulingApiVersions`): one the cluster does not serve moves on to the next,
+/// and the first answer, found or not found, wins (every served version sees the same
+/// objects). Returns the version that answered with the object.
+pub fn find_pod_group(
+    cluster: &dyn Cluster,
+    versions: &[Version],
+    namespace: &str,
+    name: &str,
+    field_masks: &[&str],
+) -> Result<Option<(Version, Value)>, LookupError> {
+    for version in versions {
+        let query =
+            Query { api_version: version.api_version(), kind: "PodGroup", namespace: Some(namespace), field_masks };
+        match cluster.get(&query, name) {
+            Ok(found) => return Ok(found.map(|object| (*version, object))),
+            Err(LookupError::NotServed { .. }) => continue,
+            Err(e) => return Err(e),
+        }
     }
-    templates.iter().enumerate().map(|(i, t)| GroupSpec::of_template(t, i)).collect()
+    let tried: Vec<&str> = versions.iter().map(|v| v.api_version()).collect();
+    Err(LookupError::Failed(format!("the cluster serves PodGroups in none of {}", tried.join(", "))))
+}
+
+/// Reads the setting `schedulingApiVersions`: known versions, each once, at least one.
+pub fn parse_lookup_versions(versions: &[String]) -> Result<Vec<Version>, String> {
+    if versions.is_empty() {
+        return Err("schedulingApiVersions: must list at least one version".into());
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(versions.len());
+    for (i, v) in versions.iter().enumerate() {
+        let Some(version) = Version::parse(v) else {
+            return Err(format!(
+                "schedulingApiVersions[{i}]: Unsupported value: {v:?}: supported values: \"v1beta1\", \"v1alpha3\", \"v1alpha2\""
+            ));
+        };
+        if !seen.insert(version) {
+            return Err(format!("schedulingApiVersions[{i}]: Duplicate value: {v:?}"));
+        }
+        out.push(version);
+    }
+    Ok(out)
+}
+
+/// The default of the setting `schedulingApiVersions`.
+pub fn default_lookup_versions() -> Vec<String> {
+    DEFAULT_LOOKUP_VERSIONS.iter().map(|v| v.to_string()).collect()
 }

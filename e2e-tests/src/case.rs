@@ -13,6 +13,11 @@
 //!   - {name: rack, count: 5000, domainSizes: {topology.example.com/rack: 40}}
 //!                              # rack-0..rack-4999; node i has the label with value "d<i/40>"
 //! clusterError: "connection refused"                 # every lookup fails with this
+//! servedApiVersions: [scheduling.k8s.io/v1beta1, scheduling.k8s.io/v1alpha3]
+//!                              # the versions served of the groups named (a 1.37 cluster here;
+//!                              # a 1.36 one serves scheduling.k8s.io/v1alpha2); other groups
+//!                              # are served in every version. Default: every apiVersion.
+//!                              # Lookups of others get "Cannot find resource <apiVersion>/<kind>"
 //! expect:
 //!   accepted: false
 //!   code: 400                  # exact; leave out for rule violations (no code)
@@ -23,6 +28,12 @@
 //!   settingsError: "..."       # validate_settings must refuse the settings with this text
 //! ```
 //! `message` holds one substring per violation: the answer must have exactly that many.
+//!
+//! Kubernetes 1.37 serves Workload and PodGroup as `scheduling.k8s.io/v1beta1` and `v1alpha3`
+//! with the same shapes, so a case whose object is a `v1beta1` Workload or PodGroup also runs as
+//! `v1alpha3` (every `scheduling.k8s.io/v1beta1` in its objects and expectations reads
+//! `v1alpha3`): the two versions must be accepted or rejected alike. A case whose cluster serves
+//! only one of the two versions is about that difference and runs as written only.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -53,6 +64,8 @@ pub struct Case {
     pub cluster: Vec<Value>,
     #[serde(default)]
     pub cluster_error: Option<String>,
+    #[serde(default)]
+    pub served_api_versions: Option<Vec<String>>,
     #[serde(default)]
     pub node_sets: Vec<NodeSet>,
     #[serde(default)]
@@ -120,6 +133,41 @@ impl Case {
         serde_norway::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 
+    /// The same case with every `scheduling.k8s.io/v1beta1` read as `v1alpha3`, when its
+    /// object is a `v1beta1` Workload or PodGroup sent as an object.
+    pub fn as_v1alpha3(&self) -> Option<Case> {
+        const BETA: &str = "scheduling.k8s.io/v1beta1";
+        const ALPHA3: &str = "scheduling.k8s.io/v1alpha3";
+        let object = self.object.as_ref()?;
+        let served = self.served_api_versions.as_deref().unwrap_or_default();
+        let serves = |v: &str| served.iter().any(|s| s == v);
+        if self.request.is_some()
+            || self.raw_payload.is_some()
+            || object["apiVersion"] != BETA
+            || !matches!(object["kind"].as_str(), Some("Workload" | "PodGroup"))
+            || serves(BETA) != serves(ALPHA3)
+        {
+            return None;
+        }
+        let swap = |v: &Value| -> Value {
+            let text = v.to_string().replace(BETA, ALPHA3);
+            serde_json::from_str(&text).unwrap_or(Value::Null)
+        };
+        let strings = |list: &[String]| -> Vec<String> { list.iter().map(|s| s.replace(BETA, ALPHA3)).collect() };
+        Some(Case {
+            description: format!("{} (as v1alpha3)", self.description),
+            object: Some(swap(object)),
+            old_object: self.old_object.as_ref().map(swap),
+            cluster: self.cluster.iter().map(swap).collect(),
+            expect: self.expect.as_ref().map(|e| Expect {
+                message: strings(&e.message),
+                warnings: strings(&e.warnings),
+                ..e.clone()
+            }),
+            ..self.clone()
+        })
+    }
+
     /// The AdmissionRequest the case sends (built around `object` unless given whole).
     pub fn admission_request(&self, uid: &str) -> Value {
         if let Some(request) = &self.request {
@@ -144,11 +192,15 @@ impl Case {
     }
 
     pub fn cluster(&self) -> MemoryCluster {
-        match &self.cluster_error {
+        let cluster = match &self.cluster_error {
             Some(message) => MemoryCluster::failing(message),
             None => MemoryCluster::new(
                 self.cluster.iter().cloned().chain(self.node_sets.iter().flat_map(NodeSet::nodes)).collect(),
             ),
+        };
+        match &self.served_api_versions {
+            Some(served) => cluster.serving(served.iter().cloned()),
+            None => cluster,
         }
     }
 

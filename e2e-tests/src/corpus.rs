@@ -36,6 +36,20 @@ pub struct FileExpectation {
     pub expect: BTreeMap<String, Expect>,
 }
 
+/// The cluster a corpus folder was written for: `kubernetes/` holds Kubernetes 1.36
+/// manifests (`scheduling.k8s.io/v1alpha2`), `kubernetes-1.37/` Kubernetes 1.37 ones
+/// (`v1beta1` and `v1alpha3`). Other folders need no scheduling versions.
+fn served_api_versions(rel: &str) -> Option<Vec<String>> {
+    let versions: &[&str] = if rel.starts_with("kubernetes/") {
+        &["scheduling.k8s.io/v1alpha2"]
+    } else if rel.starts_with("kubernetes-1.37/") {
+        &["scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha3"]
+    } else {
+        return None;
+    };
+    Some(versions.iter().map(|v| v.to_string()).collect())
+}
+
 /// One corpus document as a case, named `<file>#<document index>`.
 pub struct CorpusCase {
     pub name: String,
@@ -137,6 +151,7 @@ pub fn cases(policy: &str) -> Result<Vec<CorpusCase>, String> {
             settings: Value::Null,
             cluster: exp.cluster.clone(),
             cluster_error: None,
+            served_api_versions: served_api_versions(&rel),
             node_sets: Vec::new(),
             expect: None,
         };

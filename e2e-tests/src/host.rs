@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gangwarden_core::cluster::{Cluster, MemoryCluster, Query};
+use gangwarden_core::cluster::{Cluster, LookupError, MemoryCluster, Query};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use wapc::WapcHost;
@@ -160,7 +160,7 @@ fn kubernetes_call(
     match op {
         "get_resource" => {
             let name = str_field(req, "name");
-            match cluster.get(&query, name).map_err(|e| e.0)? {
+            match cluster.get(&query, name).map_err(host_error)? {
                 Some(object) => Ok(object),
                 None => {
                     Err(format!("Cannot find {api_version}/{kind} named '{name}' inside of namespace '{namespace:?}'"))
@@ -169,9 +169,18 @@ fn kubernetes_call(
         }
         "list_resources_by_namespace" | "list_resources_all" => {
             let query = if op == "list_resources_all" { Query { namespace: None, ..query } } else { query };
-            let items = cluster.list(&query).map_err(|e| e.0)?;
+            let items = cluster.list(&query).map_err(host_error)?;
             Ok(json!({"apiVersion": api_version, "kind": format!("{kind}List"), "metadata": {}, "items": items}))
         }
         other => Err(format!("unknown operation: kubernetes/{other}")),
+    }
+}
+
+/// A failed lookup as policy-server words it: a kind the cluster does not serve (or cannot
+/// discover) is `Cannot find resource <apiVersion>/<kind>`.
+fn host_error(e: LookupError) -> String {
+    match e {
+        LookupError::NotServed { api_version, kind } => format!("Cannot find resource {api_version}/{kind}"),
+        LookupError::Failed(message) => message,
     }
 }

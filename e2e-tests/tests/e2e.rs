@@ -32,8 +32,18 @@ fn main() {
         for path in case_files(name) {
             let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
             let shared = Arc::clone(&shared);
+            let case = Case::load(&path);
+            // A v1beta1 case also runs as v1alpha3 (see the case module).
+            if let Some(twin) = case.as_ref().ok().and_then(Case::as_v1alpha3) {
+                let (shared, stem) = (Arc::clone(&shared), stem.clone());
+                trials.push(Trial::test(format!("{name}::{stem}@v1alpha3"), move || {
+                    with_policy(&shared, name, dir, |p| {
+                        twin.run(p, &stem, &twin.settings).map_err(|e| format!("{}\n{e}", twin.description))
+                    })
+                }));
+            }
             trials.push(Trial::test(format!("{name}::{stem}"), move || {
-                let case = Case::load(&path)?;
+                let case = case?;
                 with_policy(&shared, name, dir, |p| {
                     case.run(p, &stem, &case.settings).map_err(|e| format!("{}\n{e}", case.description))
                 })

@@ -4,25 +4,24 @@
 //! claim of its own (rules.md C-08), which is what most of these rules are about. Ids and
 //! catalogue numbers (rules.md) are listed in [`RULES`].
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use k8s_openapi::api::core::v1::{Pod, PodResourceClaim, PodSpec};
-use k8s_openapi::api::scheduling::v1alpha2::{PodGroup, PodGroupResourceClaim, Workload};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use crate::cluster::{Cluster, Query, get_as};
+use crate::cluster::{Cluster, LookupError, Query};
 use crate::engine::RuleSet;
 use crate::field::{BadValue, FieldError, Path};
 use crate::names::{self, check};
 use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
-use crate::scheduling::{GroupSpec, group_specs};
+use crate::rules::gang::{find_template, get_workload};
+use crate::scheduling::{self, GroupClaim as Claim, GroupSpec, PodGroup, Version, group_specs};
 use crate::verdict::Verdict;
 
-/// `MaxPodGroupResourceClaims` (k8s.io/api scheduling/v1alpha2).
+/// `MaxPodGroupResourceClaims` (k8s.io/api scheduling, 1.36 and 1.37).
 const MAX_CLAIMS_PER_GROUP: usize = 4;
 const RESOURCE_API_VERSION: &str = "resource.k8s.io/v1";
-const SCHEDULING_API_VERSION: &str = "scheduling.k8s.io/v1alpha2";
 
 pub const CLAIM_NAME: &str = "claims.claim-name";
 pub const CLAIM_SOURCE: &str = "claims.claim-source";
@@ -50,7 +49,11 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo { id: SOURCE_NAME, catalogue: "C-03", summary: "claim and template names are DNS subdomains" },
     RuleInfo { id: MAX_CLAIMS, catalogue: "C-04", summary: "a group has at most 4 claims" },
     RuleInfo { id: CLAIM_UNIQUE, catalogue: "C-05", summary: "group claim names are unique" },
-    RuleInfo { id: CLAIMS_IMMUTABLE, catalogue: "C-06", summary: "a PodGroup's resourceClaims never change" },
+    RuleInfo {
+        id: CLAIMS_IMMUTABLE,
+        catalogue: "C-06",
+        summary: "a PodGroup's resourceClaims never change (1.37: nor a Workload template's)",
+    },
     RuleInfo {
         id: POD_CLAIM_MATCH,
         catalogue: "C-08, C-09",
@@ -72,7 +75,11 @@ pub const RULES: &[RuleInfo] = &[
         summary: "status.resourceClaimStatuses name the PodGroup's claims",
     },
     RuleInfo { id: SOURCE_EXISTS, catalogue: "C-14", summary: "referenced claims and templates exist" },
-    RuleInfo { id: TEMPLATE_CLAIMS, catalogue: "C-15", summary: "a PodGroup copies its template's claims" },
+    RuleInfo {
+        id: TEMPLATE_CLAIMS,
+        catalogue: "C-15",
+        summary: "a PodGroup copies its template's claims (1.37: the template found through workloadRef at any depth)",
+    },
     RuleInfo { id: DIRECT_CLAIMS, catalogue: "setting allowDirectClaims", summary: "claims come from templates only" },
     RuleInfo {
         id: ALLOWED_TEMPLATES,
@@ -95,6 +102,8 @@ pub struct Settings {
     pub require_claim_sources_exist: bool,
     /// Reject, rather than warn, when a cluster lookup fails.
     pub fail_on_lookup_error: bool,
+    /// The `scheduling.k8s.io` versions a Pod's PodGroup is looked up in, in order.
+    pub scheduling_api_versions: Vec<String>,
 }
 
 impl Default for Settings {
@@ -104,6 +113,7 @@ impl Default for Settings {
             allowed_claim_templates: None,
             require_claim_sources_exist: false,
             fail_on_lookup_error: false,
+            scheduling_api_versions: scheduling::default_lookup_versions(),
         }
     }
 }
@@ -120,7 +130,7 @@ impl RuleSet for Claims {
                 return Err(format!("allowedClaimTemplates[{i}]: {name:?} is not a ResourceClaimTemplate name: {msg}"));
             }
         }
-        Ok(())
+        scheduling::parse_lookup_versions(&s.scheduling_api_versions).map(|_| ())
     }
 
     fn check(settings: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
@@ -130,8 +140,8 @@ impl RuleSet for Claims {
         // checked them on create; rejecting an update for them would only block unrelated
         // updates (such as removing the PodGroup's finalizer). Updates only check immutability.
         if review.is_update() {
-            if let (Resource::PodGroup(pg), Some(Resource::PodGroup(old))) = (&review.object, &review.old_object) {
-                check_pod_group_update(pg, old, &mut v);
+            if let Some(old) = &review.old_object {
+                check_claims_update(&review.object, old, &mut v);
             }
             return v;
         }
@@ -145,38 +155,19 @@ impl RuleSet for Claims {
         match &review.object {
             Resource::PodGroup(pg) => {
                 check_status(pg, &mut v);
-                check_against_template(settings, pg, ns, cluster, &mut v);
+                if let Some(version) = review.scheduling_version() {
+                    check_against_template(settings, pg, version, ns, cluster, &mut v);
+                }
             }
             Resource::Pod(pod) => sources.extend(check_pod(settings, pod, ns, cluster, &mut v)),
-            Resource::Workload(_) | Resource::Job(_) => {}
+            Resource::Workload(_) | Resource::CompositePodGroup(_) | Resource::Job(_) => {}
         }
         check_sources_exist(settings, &sources, ns, cluster, &mut v);
         v
     }
 }
 
-/// One claim entry, as PodGroups, Workload templates and Pods all write it. Serialises as
-/// the user wrote it, for messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Claim<'a> {
-    name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resource_claim_name: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resource_claim_template_name: Option<&'a str>,
-}
-
-impl<'a> From<&'a PodGroupResourceClaim> for Claim<'a> {
-    fn from(c: &'a PodGroupResourceClaim) -> Self {
-        Claim {
-            name: &c.name,
-            resource_claim_name: c.resource_claim_name.as_deref(),
-            resource_claim_template_name: c.resource_claim_template_name.as_deref(),
-        }
-    }
-}
-
+// A Pod's claim entries are read as the same [`Claim`] as a group's.
 impl<'a> From<&'a PodResourceClaim> for Claim<'a> {
     fn from(c: &'a PodResourceClaim) -> Self {
         Claim {
@@ -264,7 +255,7 @@ fn check_source(settings: &Settings, claim: &Claim, item: &Path, rule: &'static 
 /// C-01..C-05 and the source settings for a PodGroup's or Workload template's claims.
 /// Returns the well-formed sources, to look up.
 fn check_group_claims<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdict) -> Vec<SourceRef<'a>> {
-    let Some(claims) = g.resource_claims else { return Vec::new() };
+    let Some(claims) = &g.resource_claims else { return Vec::new() };
     let path = g.path.child("resourceClaims");
     if claims.len() > MAX_CLAIMS_PER_GROUP {
         // As the apiserver does: one error for the list, no per-item flood.
@@ -272,11 +263,11 @@ fn check_group_claims<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdic
         return Vec::new();
     }
     let mut sources = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::with_capacity(claims.len());
     for (i, c) in claims.iter().enumerate() {
         let item = path.index(i);
-        let claim = Claim::from(c);
-        v.deny_all(CLAIM_NAME, check(&item.child("name"), &c.name, true, names::is_dns1123_label));
+        let claim = *c;
+        v.deny_all(CLAIM_NAME, check(&item.child("name"), c.name, true, names::is_dns1123_label));
         match (&c.resource_claim_name, &c.resource_claim_template_name) {
             (None, None) => v.deny(
                 CLAIM_SOURCE,
@@ -297,7 +288,7 @@ fn check_group_claims<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdic
             _ => {}
         }
         check_source(settings, &claim, &item, SOURCE_NAME, v);
-        if !seen.insert(c.name.as_str()) {
+        if !seen.insert(c.name) {
             v.deny(CLAIM_UNIQUE, FieldError::duplicate(item.clone(), BadValue::of(c)));
         }
         if let Some(source) = claim.valid_source() {
@@ -307,44 +298,57 @@ fn check_group_claims<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdic
     sources
 }
 
-/// A missing list and an empty one mean the same.
-fn claims_of(pg: &PodGroup) -> &[PodGroupResourceClaim] {
-    pg.spec.resource_claims.as_deref().unwrap_or_default()
-}
-
-/// C-06.
-fn check_pod_group_update(pg: &PodGroup, old: &PodGroup, v: &mut Verdict) {
-    if claims_of(pg) != claims_of(old) {
-        v.deny(CLAIMS_IMMUTABLE, FieldError::immutable(Path::new("spec").child("resourceClaims")));
+/// C-06: a PodGroup's claims, and (1.37, where templates may otherwise be edited in place)
+/// each Workload template's claims, never change. Templates are matched by their names
+/// from the top; an added or removed template is the gang set's business.
+fn check_claims_update(new: &Resource, old: &Resource, v: &mut Verdict) {
+    match (new, old) {
+        (Resource::PodGroup(pg), Resource::PodGroup(old)) if pg.claims() != old.claims() => {
+            v.deny(CLAIMS_IMMUTABLE, FieldError::immutable(Path::new("spec").child("resourceClaims")));
+        }
+        (Resource::Workload(w), Resource::Workload(old)) if w.is_137() => {
+            let old_groups = old.group_specs();
+            let old_by_key: HashMap<&str, &GroupSpec> = old_groups.iter().map(|g| (g.key.as_str(), g)).collect();
+            for g in w.group_specs() {
+                // A missing list and an empty one mean the same.
+                if let Some(old) = old_by_key.get(g.key.as_str())
+                    && g.resource_claims.as_deref().unwrap_or_default()
+                        != old.resource_claims.as_deref().unwrap_or_default()
+                {
+                    v.deny(CLAIMS_IMMUTABLE, FieldError::immutable(g.path.child("resourceClaims")));
+                }
+            }
+        }
+        _ => {}
     }
 }
 
 /// C-12: what the resourceclaim controller reports must be about the spec's claims.
 fn check_status(pg: &PodGroup, v: &mut Verdict) {
-    let Some(statuses) = pg.status.as_ref().and_then(|s| s.resource_claim_statuses.as_ref()) else { return };
+    let Some(statuses) = pg.claim_statuses() else { return };
     let path = Path::new("status").child("resourceClaimStatuses");
     if statuses.len() > MAX_CLAIMS_PER_GROUP {
         v.deny(STATUS_CLAIMS, FieldError::too_many(path.clone(), statuses.len(), MAX_CLAIMS_PER_GROUP));
         return;
     }
-    let spec_claims: HashSet<&str> = claims_of(pg).iter().map(|c| c.name.as_str()).collect();
-    let mut seen = HashSet::new();
+    let spec_claims: HashSet<&str> = pg.claims().iter().map(|c| c.name).collect();
+    let mut seen = HashSet::with_capacity(statuses.len());
     for (i, s) in statuses.iter().enumerate() {
         let item = path.index(i);
-        if !seen.insert(s.name.as_str()) {
+        if !seen.insert(s.name) {
             v.deny(STATUS_CLAIMS, FieldError::duplicate(item.clone(), BadValue::of(s)));
         }
-        if !spec_claims.contains(s.name.as_str()) {
+        if !spec_claims.contains(s.name) {
             v.deny(
                 STATUS_CLAIMS,
                 FieldError::invalid(
                     item.child("name"),
-                    &s.name,
+                    s.name,
                     "must match the name of an entry in `spec.resourceClaims`",
                 ),
             );
         }
-        if let Some(name) = &s.resource_claim_name {
+        if let Some(name) = s.resource_claim_name {
             v.deny_all(
                 STATUS_CLAIMS,
                 names::check_set(&item.child("resourceClaimName"), name, names::is_dns1123_subdomain),
@@ -354,54 +358,55 @@ fn check_status(pg: &PodGroup, v: &mut Verdict) {
 }
 
 /// Claims compared as sets: the list is a map keyed by name, so order carries no meaning.
-fn sorted_claims(claims: &[PodGroupResourceClaim]) -> Vec<Claim<'_>> {
-    let mut out: Vec<Claim> = claims.iter().map(Claim::from).collect();
+fn sorted_claims<'a>(claims: &[Claim<'a>]) -> Vec<Claim<'a>> {
+    let mut out = claims.to_vec();
     out.sort_by_key(|c| (c.name, c.resource_claim_name, c.resource_claim_template_name));
     out
 }
 
-/// C-15: a PodGroup made from a Workload template carries the template's claims. A missing
-/// Workload or template is the gang set's business (G-18), so it is skipped here.
-fn check_against_template(settings: &Settings, pg: &PodGroup, namespace: &str, cluster: &dyn Cluster, v: &mut Verdict) {
-    let Some(r) = pg.spec.pod_group_template_ref.as_ref().and_then(|r| r.workload.as_ref()) else { return };
+/// C-15: a PodGroup made from a Workload template carries the template's claims (1.37: the
+/// template may sit at any depth). A missing Workload or template is the gang set's business
+/// (G-18), so it is skipped here.
+fn check_against_template(
+    settings: &Settings,
+    pg: &PodGroup,
+    version: Version,
+    namespace: &str,
+    cluster: &dyn Cluster,
+    v: &mut Verdict,
+) {
+    let Some(r) = pg.template_ref() else { return };
     // A malformed reference is rejected by the gang set and cannot be looked up.
-    if !names::is_dns1123_subdomain(&r.workload_name).is_empty()
-        || !names::is_dns1123_label(&r.pod_group_template_name).is_empty()
+    if !names::is_dns1123_subdomain(r.workload_name).is_empty() || !names::is_dns1123_label(r.template_name).is_empty()
     {
         return;
     }
-    let query = Query {
-        api_version: SCHEDULING_API_VERSION,
-        kind: "Workload",
-        namespace: Some(namespace),
-        field_masks: &["spec.podGroupTemplates"],
-    };
-    let workload: Workload = match get_as(cluster, &query, &r.workload_name) {
+    let workload = match get_workload(cluster, version, namespace, r.workload_name) {
         Ok(Some(w)) => w,
         Ok(None) => return,
         Err(e) => {
-            let path = Path::new("spec").child("podGroupTemplateRef").child("workload").child("workloadName");
             let what = format!("Workload {:?} to compare resourceClaims with its template", r.workload_name);
-            v.lookup_failed(TEMPLATE_CLAIMS, path, &what, &e, settings.fail_on_lookup_error);
+            v.lookup_failed(TEMPLATE_CLAIMS, r.path.child("workloadName"), &what, &e, settings.fail_on_lookup_error);
             return;
         }
     };
-    let Some(template) = workload.spec.pod_group_templates.iter().find(|t| t.name == r.pod_group_template_name) else {
+    let templates = workload.group_specs();
+    let Some(template) = find_template(&templates, r.template_name, scheduling::GroupOrigin::PodGroup) else {
         return;
     };
-    let want = template.resource_claims.as_deref().unwrap_or_default();
-    let have = claims_of(pg);
-    if sorted_claims(have) != sorted_claims(want) {
+    let want = template.resource_claims.clone().unwrap_or_default();
+    let have = pg.claims();
+    if sorted_claims(&have) != sorted_claims(&want) {
         v.deny(
             TEMPLATE_CLAIMS,
             FieldError::invalid(
                 Path::new("spec").child("resourceClaims"),
-                BadValue::of(have),
+                BadValue::of(&have),
                 format!(
                     "must equal the resourceClaims of Workload {:?} template {:?}: {}",
                     r.workload_name,
-                    template.name,
-                    BadValue::of(want)
+                    r.template_name,
+                    BadValue::of(&want)
                 ),
             ),
         );
@@ -527,14 +532,17 @@ fn check_pod<'a>(
     }
 
     let group_path = Path::new("spec").child("schedulingGroup").child("podGroupName");
-    let query = Query {
-        api_version: SCHEDULING_API_VERSION,
-        kind: "PodGroup",
-        namespace: Some(namespace),
-        field_masks: &["spec.resourceClaims"],
-    };
-    match get_as::<PodGroup>(cluster, &query, group_name) {
-        Ok(Some(group)) => compare_with_group(group_name, claims_of(&group), &pod_claims, &requested_names(spec), v),
+    // The settings were validated when they were loaded.
+    let versions = scheduling::parse_lookup_versions(&settings.scheduling_api_versions).unwrap_or_default();
+    let found = scheduling::find_pod_group(cluster, &versions, namespace, group_name, &["spec.resourceClaims"])
+        .and_then(|found| {
+            found
+                .map(|(version, object)| PodGroup::decode(version, &object))
+                .transpose()
+                .map_err(|e| LookupError::Failed(format!("cannot decode PodGroup {group_name:?}: {e}")))
+        });
+    match found {
+        Ok(Some(group)) => compare_with_group(group_name, &group.claims(), &pod_claims, &requested_names(spec), v),
         Ok(None) => v.warn(
             POD_CLAIM_MATCH,
             group_path,
@@ -556,13 +564,12 @@ fn check_pod<'a>(
 /// C-09 and C-10: the Pod's claims against its PodGroup's.
 fn compare_with_group(
     group_name: &str,
-    group: &[PodGroupResourceClaim],
+    group: &[Claim],
     pod_claims: &[Claim],
     requested: &BTreeSet<&str>,
     v: &mut Verdict,
 ) {
     let path = Path::new("spec").child("resourceClaims");
-    let group: Vec<Claim> = group.iter().map(Claim::from).collect();
     // Group claims whose problem is already reported for this Pod.
     let mut reported = BTreeSet::new();
     for (i, p) in pod_claims.iter().enumerate() {
@@ -603,7 +610,7 @@ fn compare_with_group(
             );
         }
     }
-    for g in &group {
+    for g in group {
         match pod_claims.iter().position(|p| p == g) {
             Some(i) if !requested.contains(g.name) => v.warn(
                 GROUP_CLAIM_REQUESTED,
@@ -728,7 +735,7 @@ mod tests {
     fn cluster_with(mut objects: Vec<Value>) -> MemoryCluster {
         objects.push(source("ResourceClaimTemplate", "gpu-template"));
         objects.push(source("ResourceClaim", "shared-nic"));
-        MemoryCluster::new(objects)
+        MemoryCluster::new(objects).serving(["scheduling.k8s.io/v1alpha2"])
     }
 
     fn gpu() -> Value {
@@ -1166,6 +1173,7 @@ mod tests {
                 allowed_claim_templates: Some(vec!["gpu".into()]),
                 require_claim_sources_exist: true,
                 fail_on_lookup_error: true,
+                scheduling_api_versions: vec!["v1beta1".into(), "v1alpha3".into(), "v1alpha2".into()],
             }
         );
         assert_eq!(
@@ -1177,7 +1185,7 @@ mod tests {
         );
         assert_eq!(
             parse_settings::<Claims>(&json!({"allowDirectClaim": false})).unwrap_err(),
-            "invalid claims settings: allowDirectClaim: unknown field `allowDirectClaim`, expected one of `allowDirectClaims`, `allowedClaimTemplates`, `requireClaimSourcesExist`, `failOnLookupError`"
+            "invalid claims settings: allowDirectClaim: unknown field `allowDirectClaim`, expected one of `allowDirectClaims`, `allowedClaimTemplates`, `requireClaimSourcesExist`, `failOnLookupError`, `schedulingApiVersions`"
         );
         let wrong = parse_settings::<Claims>(&json!({"allowDirectClaims": "no"})).unwrap_err();
         assert_eq!(

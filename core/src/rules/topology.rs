@@ -13,7 +13,7 @@ use crate::kubeflow::{KubeflowJob, ReplicaSpec};
 use crate::names::{self, check};
 use crate::review::{Resource, Review};
 use crate::rules::RuleInfo;
-use crate::scheduling::{GroupSpec, group_specs};
+use crate::scheduling::{Disruption, GroupOrigin, GroupSpec, group_specs};
 use crate::verdict::Verdict;
 
 /// `+k8s:maxItems=1` on `PodGroupSchedulingConstraints.topology` (k8s.io/api v0.36).
@@ -45,8 +45,12 @@ pub const KUEUE_GROUP: &str = "topology.kueue-group";
 pub const RULES: &[RuleInfo] = &[
     RuleInfo { id: MAX_ENTRIES, catalogue: "T-01", summary: "schedulingConstraints.topology has at most 1 entry" },
     RuleInfo { id: KEY, catalogue: "T-02, T-03", summary: "topology[].key is set and a valid label key" },
-    RuleInfo { id: IMMUTABLE, catalogue: "T-05", summary: "a PodGroup's schedulingConstraints never change" },
-    RuleInfo { id: PREEMPTION, catalogue: "T-08", summary: "warn: topology-constrained groups cannot preempt in 1.36" },
+    RuleInfo {
+        id: IMMUTABLE,
+        catalogue: "T-05",
+        summary: "a PodGroup's schedulingConstraints never change (1.37: nor a template's or a CompositePodGroup's)",
+    },
+    RuleInfo { id: PREEMPTION, catalogue: "T-08", summary: "1.36: warn: topology-constrained groups cannot preempt" },
     RuleInfo { id: KEY_ON_NODES, catalogue: "T-09", summary: "some node carries every topology key used" },
     RuleInfo {
         id: DOMAIN_SIZE,
@@ -132,20 +136,27 @@ impl RuleSet for Topology {
         let mut v = Verdict::default();
         let mut lookups = Vec::new();
         let old_groups = review.old_object.as_ref().map(group_specs).unwrap_or_default();
+        // Groups are matched across an update by what identifies them (a template's names
+        // from the top; an object's own spec), never by position.
+        let old_by_key: HashMap<&str, &GroupSpec> = old_groups.iter().map(|g| (g.key.as_str(), g)).collect();
         for group in group_specs(&review.object) {
+            let old = old_by_key.get(group.key.as_str());
             // Ratchet like the apiserver: a group whose constraint and policy did not change
             // was checked when it was created, and rechecking it (against today's nodes or
             // settings) would block unrelated updates such as finalizer removal.
-            if !old_groups.iter().any(|old| same_constraints(old, &group)) {
+            if !old.is_some_and(|old| same_constraints(old, &group)) {
                 check_group_spec(settings, &group, &mut v, &mut lookups);
+            }
+            // T-05: a PodGroup's constraints are immutable; in 1.37 also those of every
+            // template and of a CompositePodGroup (1.36 templates are immutable as a whole).
+            if let Some(old) = old
+                && old.scheduling_constraints != group.scheduling_constraints
+                && (group.origin == GroupOrigin::PodGroup || !group.is_136())
+            {
+                v.deny(IMMUTABLE, FieldError::immutable(group.path.child("schedulingConstraints")));
             }
         }
         match (&review.object, &review.old_object) {
-            (Resource::PodGroup(pg), Some(Resource::PodGroup(old)))
-                if pg.spec.scheduling_constraints != old.spec.scheduling_constraints =>
-            {
-                v.deny(IMMUTABLE, FieldError::immutable(Path::new("spec").child("schedulingConstraints")));
-            }
             (Resource::Job(job), old) => {
                 let old = match old {
                     Some(Resource::Job(old)) => Some(old.as_ref()),
@@ -172,15 +183,14 @@ struct NodeLookup<'a> {
 }
 
 fn same_constraints(old: &GroupSpec, new: &GroupSpec) -> bool {
-    old.path == new.path
-        && old.scheduling_constraints == new.scheduling_constraints
-        && old.scheduling_policy == new.scheduling_policy
+    old.scheduling_constraints == new.scheduling_constraints && old.scheduling_policy == new.scheduling_policy
 }
 
-/// T-01, T-02, T-08, T-10 and the settings, for one PodGroup spec or Workload template.
+/// T-01, T-02, T-08, T-10 and the settings, for one group spec: a PodGroup, a
+/// CompositePodGroup or a Workload template at any depth.
 fn check_group_spec<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdict, lookups: &mut Vec<NodeLookup<'a>>) {
     let topology_path = g.path.child("schedulingConstraints").child("topology");
-    let entries = g.scheduling_constraints.and_then(|c| c.topology.as_deref()).unwrap_or_default();
+    let entries: Vec<&'a str> = g.topology_keys().collect();
     let min_count = g.gang_min_count().filter(|n| *n >= 1);
 
     if entries.is_empty() {
@@ -202,26 +212,32 @@ fn check_group_spec<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdict,
         v.deny(MAX_ENTRIES, FieldError::too_many(topology_path.clone(), entries.len(), MAX_TOPOLOGY_ENTRIES));
         return;
     }
-    for (i, entry) in entries.iter().enumerate() {
+    for (i, key) in entries.into_iter().enumerate() {
         let path = topology_path.index(i).child("key");
-        let errors = check(&path, &entry.key, true, names::is_qualified_name);
+        let errors = check(&path, key, true, names::is_qualified_name);
         if !errors.is_empty() {
             v.deny_all(KEY, errors);
             continue;
         }
         // A key the settings refuse is rejected already; looking it up would only add noise.
-        if is_allowed(settings, &entry.key, &path, v) {
+        if is_allowed(settings, key, &path, v) {
             let gang = min_count.map(|n| (n, g.path.child("schedulingPolicy").child("gang").child("minCount")));
-            lookups.push(NodeLookup { key: &entry.key, path, gang });
+            lookups.push(NodeLookup { key, path, gang });
         }
     }
 
-    if g.is_basic() {
+    // A basic composite places whole child groups, which the message is not about.
+    if g.is_basic() && !g.origin.is_composite() {
         v.warn(
             BASIC_POLICY,
             topology_path.clone(),
             "with a basic schedulingPolicy the scheduler checks the topology only against the pods it has seen so far, so pods created later may find no room in the chosen domain: use a gang policy, or hold the pods with schedulingGates until all of them exist",
         );
+    }
+    // Kubernetes 1.37 integrates topology with workload-aware preemption (KEP-5732), so the
+    // warning is about 1.36 only.
+    if !g.is_136() {
+        return;
     }
     let mut expectations = Vec::new();
     if let Some(class) = g.priority_class_name.filter(|c| !c.is_empty()) {
@@ -230,7 +246,7 @@ fn check_group_spec<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdict,
     if let Some(p) = g.priority.filter(|p| *p != 0) {
         expectations.push(format!("priority {p}"));
     }
-    if let Some(mode) = g.disruption_mode.filter(|m| m.as_str() == "PodGroup") {
+    if let Some(Disruption::V1alpha2(mode)) = g.disruption_mode.filter(|m| *m == Disruption::V1alpha2("PodGroup")) {
         expectations.push(format!("disruptionMode {mode:?}"));
     }
     if !expectations.is_empty() {

@@ -59,9 +59,22 @@ fn masks(query: &Query) -> Option<BTreeSet<String>> {
     (!query.field_masks.is_empty()).then(|| query.field_masks.iter().map(|m| m.to_string()).collect())
 }
 
-/// policy-server answers a get for a missing object with an error, not an empty result.
+/// policy-server answers a lookup of a kind the cluster does not serve (or cannot
+/// discover) with `Cannot find resource <apiVersion>/<kind>`: a failed lookup, not a
+/// missing object.
+fn is_not_served(message: &str) -> bool {
+    message.contains("Cannot find resource ") || message.contains("the server could not find the requested resource")
+}
+
+/// policy-server answers a get for a missing object with an error, not an empty result:
+/// `Cannot find <apiVersion>/<kind> named '<name>' inside of namespace ...`.
 fn is_not_found(message: &str) -> bool {
     message.contains("Cannot find") || message.contains("not found") || message.contains("NotFound")
+}
+
+/// A host error as a [`LookupError`].
+fn lookup_error(query: &Query, message: String) -> LookupError {
+    if is_not_served(&message) { LookupError::not_served(query) } else { LookupError::Failed(message) }
 }
 
 impl Cluster for HostCluster {
@@ -76,8 +89,14 @@ impl Cluster for HostCluster {
         };
         match get_resource::<Value>(&request) {
             Ok(object) => Ok(Some(object)),
-            Err(e) if is_not_found(&e.to_string()) => Ok(None),
-            Err(e) => Err(LookupError(e.to_string())),
+            Err(e) => {
+                let message = e.to_string();
+                if !is_not_served(&message) && is_not_found(&message) {
+                    Ok(None)
+                } else {
+                    Err(lookup_error(query, message))
+                }
+            }
         }
     }
 
@@ -107,15 +126,39 @@ impl Cluster for HostCluster {
                 }),
             ),
         };
-        let request = request.map_err(|e| LookupError(e.to_string()))?;
+        let request = request.map_err(|e| LookupError::Failed(e.to_string()))?;
         let raw = wapc_guest::host_call("kubewarden", "kubernetes", operation, &request)
-            .map_err(|e| LookupError(format!("error invoking host capability kubernetes.{operation}: {e}")))?;
+            .map_err(|e| lookup_error(query, format!("error invoking host capability kubernetes.{operation}: {e}")))?;
         let mut list: Value = serde_json::from_slice(&raw)
-            .map_err(|e| LookupError(format!("cannot read the {operation} answer: {e}")))?;
+            .map_err(|e| LookupError::Failed(format!("cannot read the {operation} answer: {e}")))?;
         match list.get_mut("items").map(Value::take) {
             Some(Value::Array(items)) => Ok(items),
             Some(Value::Null) | None => Ok(Vec::new()),
-            Some(_) => Err(LookupError(format!("the {operation} answer has an items field that is not a list"))),
+            Some(_) => {
+                Err(LookupError::Failed(format!("the {operation} answer has an items field that is not a list")))
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const QUERY: Query =
+        Query { api_version: "scheduling.k8s.io/v1alpha2", kind: "Workload", namespace: Some("ml"), field_masks: &[] };
+
+    #[test]
+    fn tells_not_served_from_not_found() {
+        let not_served = "error invoking host capability kubernetes.get_resource: Host error: Cannot find resource scheduling.k8s.io/v1alpha2/Workload";
+        assert!(is_not_served(not_served));
+        assert_eq!(
+            lookup_error(&QUERY, not_served.to_string()),
+            LookupError::NotServed { api_version: "scheduling.k8s.io/v1alpha2".into(), kind: "Workload".into() }
+        );
+        let missing =
+            "Host error: Cannot find scheduling.k8s.io/v1alpha2/Workload named 'w' inside of namespace 'Some(\"ml\")'";
+        assert!(!is_not_served(missing) && is_not_found(missing));
+        assert_eq!(lookup_error(&QUERY, "timeout".into()), LookupError::Failed("timeout".into()));
     }
 }
