@@ -156,15 +156,12 @@ impl RuleSet for Topology {
                 v.deny(IMMUTABLE, FieldError::immutable(group.path.child("schedulingConstraints")));
             }
         }
-        match (&review.object, &review.old_object) {
-            (Resource::Job(job), old) => {
-                let old = match old {
-                    Some(Resource::Job(old)) => Some(old.as_ref()),
-                    _ => None,
-                };
-                check_job(settings, job, old, &mut v, &mut lookups);
-            }
-            _ => {}
+        if let Resource::Job(job) = &review.object {
+            let old = match &review.old_object {
+                Some(Resource::Job(old)) => Some(old.as_ref()),
+                _ => None,
+            };
+            check_job(settings, job, old, &mut v, &mut lookups);
         }
         if settings.check_node_labels {
             check_nodes(settings, &lookups, cluster, &mut v);
