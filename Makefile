@@ -83,7 +83,7 @@ sync-corpus:
 
 clean:
 	$(CARGO) clean
-	rm -f policy.wasm annotated-policy.wasm $(addsuffix /policy.wasm,$(POLICY_DIRS)) $(addsuffix /annotated-policy.wasm,$(POLICY_DIRS))
+	rm -f policy.wasm annotated-policy.wasm e2e-tests/baseline-policy/policy.wasm $(addsuffix /policy.wasm,$(POLICY_DIRS)) $(addsuffix /annotated-policy.wasm,$(POLICY_DIRS))
 
 # --- benchmarks (issue 11) ---
 # The yardstick: a trivial policy from the same SDK, built and optimised like the policies.
@@ -111,3 +111,19 @@ bench-check: policies baseline-policy
 	$(CARGO) build --locked -p gangwarden-e2e-tests --bin bench
 	$(CARGO_TARGET_DIR)/debug/bench --runs 200 --check
 # --- end benchmarks ---
+
+# --- fuzzing (issue 11) ---
+# Each cargo-fuzz target (fuzz/fuzz_targets) runs for FUZZ_SECONDS from a seed corpus made of
+# every e2e case, corpus document, benchmark request and hostile payload. cargo-fuzz's coverage
+# flags are nightly features; the machine's one toolchain is stable, so RUSTC_BOOTSTRAP enables
+# them. No sanitizer: the code is safe Rust, and what the targets look for are panics,
+# ill-formed answers and evaluations over 50 ms.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := request_bytes structured settings
+fuzz:
+	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin fuzz-seeds -- fuzz/corpus
+	mkdir -p fuzz/corpus/structured
+	for t in $(FUZZ_TARGETS); do \
+	  (cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run --sanitizer none $$t corpus/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10) || exit 1; done
+# --- end fuzzing ---
