@@ -2,6 +2,9 @@
 #
 #   make demo    build the policies and evaluate the requests in examples/
 #   make test    fmt check, clippy, unit tests, wasm build, e2e cases
+#
+# The toolchain (stable, the wasm targets, rustfmt and clippy) comes from rust-toolchain.toml:
+# rustup installs what is missing on first use.
 
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -16,18 +19,24 @@ claims_CRATE := gangwarden-claims-policy
 run-policy_CRATE := gangwarden-run-policy-policy
 topology_CRATE := gangwarden-topology-policy
 
-.PHONY: all policies demo test fmt-check lint unit e2e e2e-kwctl annotate clean sync-corpus bench
+.PHONY: all policies demo test fmt-check lint unit e2e e2e-kwctl clean sync-corpus bench
 
 all: policies
 
 # Cargo decides what to rebuild; the copies put each module next to its metadata.yml.
 policies:
+	@echo "==> building the policies for wasm32-wasip1 (release)"
 	$(CARGO) build --locked --release --target wasm32-wasip1 -p gangwarden $(foreach d,$(POLICY_DIRS),-p $($(notdir $(d))_CRATE))
 	cp $(WASM_DIR)/gangwarden.wasm policy.wasm
 	$(foreach d,$(POLICY_DIRS),cp $(WASM_DIR)/$(subst -,_,$($(notdir $(d))_CRATE)).wasm $(d)/policy.wasm;)
 
+# The first build compiles the e2e host's wasmtime, which takes several minutes: cargo shows
+# its progress rather than a silent --quiet.
 demo: policies
-	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin demo -- examples
+	@echo "==> building the waPC host that runs the modules (the first time compiles wasmtime: several minutes)"
+	$(CARGO) build --locked -p gangwarden-e2e-tests --bin demo
+	@echo "==> every example in examples/ through each policy and the bundle, with default settings"
+	$(CARGO_TARGET_DIR)/debug/demo examples
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
@@ -52,12 +61,6 @@ e2e-kwctl: policies
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin kwctl-cases -- export $(CARGO_TARGET_DIR)/kwctl-cases
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin kwctl-cases -- run $(CARGO_TARGET_DIR)/kwctl-cases
 
-# Embed metadata.yml and README.md into annotated-policy.wasm (needs kwctl).
-annotate: policies
-	@command -v kwctl >/dev/null || { echo "kwctl is not on PATH"; exit 1; }
-	kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
-	for d in $(POLICY_DIRS); do kwctl annotate -m $$d/metadata.yml -u $$d/README.md -o $$d/annotated-policy.wasm $$d/policy.wasm; done
-
 # Refresh the vendored corpus from the project's shared folder.
 sync-corpus:
 	rsync -a --delete --exclude expectations.yaml ../shared/corpus/ e2e-tests/corpus/
@@ -75,3 +78,31 @@ bench: policies
 	$(CARGO_TARGET_DIR)/release/bench-case policies/run-policy e2e-tests/cases/run-policy/pytorchjob-minimal-accepted.yaml $(BENCH_RUNS)
 	$(CARGO_TARGET_DIR)/release/bench-case policies/topology e2e-tests/cases/topology/podgroup-5000-nodes-gang-larger-than-rack.yaml $(BENCH_RUNS)
 	$(CARGO_TARGET_DIR)/release/bench-case . e2e-tests/cases/bundle/claims-pod-claim-mismatch.yaml $(BENCH_RUNS)
+
+# ---- packaging and publishing -------------------------------------------------------------
+# `make packaging` rewrites what is generated from metadata.yml, questions-ui.yml and the
+# settings types: artifacthub-pkg.yml, the bundle's questions-ui.yml, deploy/*.yaml and the
+# READMEs' test_data/ (`make test` fails while one is out of date). Run it after changing a
+# metadata.yml, a questions-ui.yml, a setting or a version.
+# `make annotate` embeds metadata.yml and README.md into each annotated-policy.wasm, and
+# `make publish REGISTRY=ghcr.io/<owner>/policies` pushes each as <REGISTRY>/<name>:v<version>
+# (<name> is the last part of io.kubewarden.policy.ociUrl). Both need kwctl on PATH.
+.PHONY: packaging annotate publish
+ANNOTATED_DIRS := . $(POLICY_DIRS)
+
+packaging: policies
+	$(CARGO) run --locked -p gangwarden-e2e-tests --bin packaging
+
+annotate: policies
+	@command -v kwctl >/dev/null || { echo "kwctl is not on PATH"; exit 1; }
+	for d in $(ANNOTATED_DIRS); do kwctl annotate -m $$d/metadata.yml -u $$d/README.md -o $$d/annotated-policy.wasm $$d/policy.wasm || exit 1; done
+
+publish: annotate
+	@test -n "$(REGISTRY)" || { echo "usage: make publish REGISTRY=ghcr.io/<owner>/policies"; exit 1; }
+	@for d in $(ANNOTATED_DIRS); do \
+	  oci=$$(sed -n 's/^  io.kubewarden.policy.ociUrl: *//p' $$d/metadata.yml); \
+	  version=$$(sed -n 's/^  io.kubewarden.policy.version: *//p' $$d/metadata.yml); \
+	  ref="registry://$(REGISTRY)/$${oci##*/}:v$$version"; \
+	  echo "kwctl push $$d/annotated-policy.wasm $$ref"; \
+	  kwctl push $$d/annotated-policy.wasm "$$ref" || exit 1; \
+	done

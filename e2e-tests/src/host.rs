@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use gangwarden_core::cluster::{Cluster, MemoryCluster, Query};
-use serde::Deserialize;
+use k8s_openapi::api::authentication::v1::UserInfo;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use wapc::WapcHost;
 use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
@@ -90,6 +91,75 @@ impl Policy {
         let host_calls = calls.lock().map(|c| c.clone()).unwrap_or_default();
         Ok(Evaluation { answer, host_calls })
     }
+}
+
+/// The AdmissionRequest as kwctl and policy-server decode it before calling a policy: `uid`,
+/// `kind`, `resource`, `operation` and `userInfo` are required, every other field is optional.
+/// Absent and `null` optional fields are left out of what the policy receives.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AdmissionRequest {
+    uid: String,
+    kind: GroupVersionKind,
+    resource: GroupVersionResource,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sub_resource: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    request_kind: Option<GroupVersionKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    request_resource: Option<GroupVersionResource>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    request_sub_resource: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    namespace: Option<String>,
+    operation: String,
+    user_info: UserInfo,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    object: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    old_object: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dry_run: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    options: Option<Value>,
+}
+
+#[derive(Debug, Deserialize, Serialize)]
+struct GroupVersionKind {
+    group: String,
+    version: String,
+    kind: String,
+}
+
+#[derive(Debug, Deserialize, Serialize)]
+struct GroupVersionResource {
+    group: String,
+    version: String,
+    resource: String,
+}
+
+/// The request the policy receives for `request` (a bare AdmissionRequest or a whole
+/// AdmissionReview), or kwctl's error when kwctl and policy-server cannot build one from it.
+pub fn admission_request(request: &Value) -> Result<Value, String> {
+    let object = request.as_object().ok_or("Invalid request object")?;
+    let request = if object.get("kind").and_then(Value::as_str) == Some("AdmissionReview") {
+        object.get("request").ok_or("invalid AdmissionReview object")?
+    } else {
+        request
+    };
+    let built: AdmissionRequest = serde_json::from_value(request.clone())
+        .map_err(|e| format!("cannot build AdmissionRequest object from given input: {e}"))?;
+    serde_json::to_value(built).map_err(|e| e.to_string())
+}
+
+/// The `validate` payload policy-server sends: the request as built above and the settings
+/// (always an object: no settings are `{}`).
+pub fn validate_payload(request: &Value, settings: &Value) -> Result<Vec<u8>, String> {
+    let settings = if settings.is_null() { json!({}) } else { settings.clone() };
+    serde_json::to_vec(&json!({"request": admission_request(request)?, "settings": settings}))
+        .map_err(|e| e.to_string())
 }
 
 fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {

@@ -8,6 +8,8 @@
 pub mod case;
 pub mod corpus;
 pub mod host;
+pub mod kwctl;
+pub mod packaging;
 
 use std::path::{Path, PathBuf};
 
