@@ -282,9 +282,10 @@ pub fn settings_from_questions(questions: &[Question]) -> Value {
 // ---------------------------------------------------------------------------------------------
 // metadata.yml and artifacthub-pkg.yml
 
-/// The parts of metadata.yml the packages are made from, in kwctl's field order.
+/// A rule of metadata.yml, in kwctl's field order. A key this does not know is an error rather
+/// than something the generated files silently leave out.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Rule {
     pub api_groups: Vec<String>,
     pub api_versions: Vec<String>,
@@ -293,12 +294,13 @@ pub struct Rule {
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq, PartialOrd, Ord)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContextAwareResource {
     pub api_version: String,
     pub kind: String,
 }
 
+/// The parts of metadata.yml the packages are made from.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Metadata {
