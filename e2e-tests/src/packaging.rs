@@ -717,58 +717,53 @@ fn rel(dir: &str, file: &str) -> String {
     if dir == "." { file.to_string() } else { format!("{dir}/{file}") }
 }
 
+/// The case a policy's README example is made from, with its name.
+fn readme_case(policy: &str) -> Result<(&'static str, Case), String> {
+    let (_, name) =
+        README_EXAMPLES.iter().find(|(p, _)| *p == policy).ok_or(format!("no README example for {policy}"))?;
+    let path = crate::case::case_files(policy)
+        .into_iter()
+        .find(|p| p.ends_with(format!("{name}.yaml")))
+        .ok_or(format!("{policy}: no case {name}"))?;
+    Ok((name, Case::load(&path)?))
+}
+
 /// The `kwctl run` command a policy's README shows, run from the repository root after
-/// `make annotate`.
+/// `make annotate`: with the replay session when the policy reads the cluster, with the
+/// settings file when the case has settings.
 pub fn kwctl_example(policy: &str) -> Result<String, String> {
     let dir = policy_dir(policy)?;
-    let (_, case) =
-        README_EXAMPLES.iter().find(|(p, _)| *p == policy).ok_or(format!("no README example for {policy}"))?;
-    let loaded = Case::load(
-        &crate::case::case_files(policy)
-            .into_iter()
-            .find(|p| p.ends_with(format!("{case}.yaml")))
-            .ok_or(format!("no case {case}"))?,
-    )?;
+    let (name, case) = readme_case(policy)?;
     let mut cmd = "kwctl run".to_string();
     if !read_metadata(dir)?.context_aware_resources.is_empty() {
-        cmd.push_str(&format!(
-            " --allow-context-aware --replay-host-capabilities-interactions {}",
-            rel(dir, &format!("test_data/{case}-session.yml"))
-        ));
+        let session = rel(dir, &format!("test_data/{name}-session.yml"));
+        cmd.push_str(&format!(" --allow-context-aware --replay-host-capabilities-interactions {session}"));
     }
-    if !loaded.settings.is_null() {
-        cmd.push_str(&format!(" --settings-path {}", rel(dir, &format!("test_data/{case}-settings.json"))));
+    if !case.settings.is_null() {
+        cmd.push_str(&format!(" --settings-path {}", rel(dir, &format!("test_data/{name}-settings.json"))));
     }
-    cmd.push_str(&format!(
-        " --request-path {} {}",
-        rel(dir, &format!("test_data/{case}.json")),
-        rel(dir, "annotated-policy.wasm")
-    ));
+    let request = rel(dir, &format!("test_data/{name}.json"));
+    cmd.push_str(&format!(" --request-path {request} {}", rel(dir, "annotated-policy.wasm")));
     Ok(cmd)
 }
 
+/// The files the README example of `policy` runs on: the request, the settings if any, and
+/// the replay session of the lookups the policy makes for it (recorded in the e2e host).
 fn test_data_files(policy: &str, dir: &str) -> Result<Vec<(PathBuf, String)>, String> {
-    let Some((_, case_name)) = README_EXAMPLES.iter().find(|(p, _)| *p == policy) else { return Ok(Vec::new()) };
-    let path = crate::case::case_files(policy)
-        .into_iter()
-        .find(|p| p.ends_with(format!("{case_name}.yaml")))
-        .ok_or(format!("{policy}: no case {case_name}"))?;
-    let case = Case::load(&path)?;
+    let (name, case) = readme_case(policy)?;
     let out = repo_root().join(dir).join("test_data");
     let pretty = |v: &Value| serde_json::to_string_pretty(v).map(|s| s + "\n").map_err(|e| e.to_string());
-    let mut files = vec![(out.join(format!("{case_name}.json")), pretty(&case.admission_request(case_name))?)];
+    let mut files = vec![(out.join(format!("{name}.json")), pretty(&case.admission_request(name))?)];
     if !case.settings.is_null() {
-        files.push((out.join(format!("{case_name}-settings.json")), pretty(&case.settings)?));
+        files.push((out.join(format!("{name}-settings.json")), pretty(&case.settings)?));
     }
     if !read_metadata(dir)?.context_aware_resources.is_empty() {
-        let policy_module = Policy::load(policy, &repo_root().join(dir))?;
-        let payload = case.payload(case_name, &case.settings)?;
-        let calls = policy_module.call("validate", &payload, case.cluster())?.host_calls;
+        let module = Policy::load(policy, &repo_root().join(dir))?;
+        let payload = case.payload(name, &case.settings)?;
+        let calls = module.call("validate", &payload, case.cluster())?.host_calls;
         let session: Vec<_> = calls.iter().map(crate::kwctl::exchange).collect::<Result<_, _>>()?;
-        files.push((
-            out.join(format!("{case_name}-session.yml")),
-            serde_norway::to_string(&session).map_err(|e| e.to_string())?,
-        ));
+        let text = serde_norway::to_string(&session).map_err(|e| e.to_string())?;
+        files.push((out.join(format!("{name}-session.yml")), text));
     }
     Ok(files)
 }
@@ -818,7 +813,7 @@ pub fn write_all() -> Result<Vec<PathBuf>, String> {
     Ok(changed)
 }
 
-/// Files under `dir` that are out of date with what `make packaging` would write.
+/// The generated files whose text differs from what `make packaging` would write.
 pub fn stale_files() -> Result<Vec<PathBuf>, String> {
     Ok(generated_files()?
         .into_iter()
