@@ -228,3 +228,36 @@ fn kubernetes_call(
         other => Err(format!("unknown operation: kubernetes/{other}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_built_as_kwctl_builds_them() {
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
+        let full = gangwarden_core::request::admission_request("u", "CREATE", &pod, None);
+        let built = admission_request(&full).unwrap();
+        // null optional fields are left out, the rest passes through unchanged.
+        assert!(built.get("oldObject").is_none());
+        assert_eq!((&built["object"], &built["resource"]), (&full["object"], &full["resource"]));
+        let review = json!({"kind": "AdmissionReview", "request": full});
+        assert_eq!(admission_request(&review).unwrap(), built);
+        // unknown fields are not passed on.
+        let mut extra = full.clone();
+        extra["surprise"] = json!(1);
+        assert!(admission_request(&extra).unwrap().get("surprise").is_none());
+        let mut no_user = full.clone();
+        no_user.as_object_mut().unwrap().remove("userInfo");
+        assert_eq!(
+            admission_request(&no_user).unwrap_err(),
+            "cannot build AdmissionRequest object from given input: missing field `userInfo`"
+        );
+        assert_eq!(admission_request(&json!([])).unwrap_err(), "Invalid request object");
+        assert_eq!(
+            validate_payload(&full, &Value::Null)
+                .map(|p| serde_json::from_slice::<Value>(&p).unwrap()["settings"].clone()),
+            Ok(json!({}))
+        );
+    }
+}
