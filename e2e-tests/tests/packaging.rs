@@ -274,3 +274,25 @@ fn the_run_policy_parity_table_names_real_cases() {
     }
     assert!(named >= 20, "only {named} cases named in the parity table");
 }
+
+#[test]
+fn test_data_requests_have_the_apiserver_shape() {
+    let mut checked = 0;
+    for (name, dir) in POLICIES {
+        let folder = repo_root().join(dir).join("test_data");
+        for entry in std::fs::read_dir(&folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display())) {
+            let path = entry.expect("entry").path();
+            let file = packaging::shown(&path);
+            if !file.ends_with(".json") || file.ends_with("-settings.json") {
+                continue;
+            }
+            let request: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("JSON");
+            admission_request(&request).unwrap_or_else(|e| panic!("{name}: {file}: {e}"));
+            for field in ["requestKind", "requestResource", "userInfo", "dryRun", "options"] {
+                assert!(!request[field].is_null(), "{file}: {field} missing");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= POLICIES.len(), "only {checked} requests in test_data/");
+}
