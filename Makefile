@@ -2,6 +2,9 @@
 #
 #   make demo    build the policies and evaluate the requests in examples/
 #   make test    fmt check, clippy, unit tests, wasm build, e2e cases
+#
+# The toolchain (stable, the wasm targets, rustfmt and clippy) comes from rust-toolchain.toml:
+# rustup installs what is missing on first use.
 
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -16,13 +19,14 @@ claims_CRATE := gangwarden-claims-policy
 run-policy_CRATE := gangwarden-run-policy-policy
 topology_CRATE := gangwarden-topology-policy
 
-.PHONY: all policies demo test fmt-check lint unit e2e e2e-kwctl annotate clean sync-corpus bench bench-check baseline-policy fuzz
+.PHONY: all policies demo test fmt-check lint unit e2e e2e-kwctl clean sync-corpus bench bench-check baseline-policy fuzz
 
 all: policies
 
 # Cargo decides what to rebuild; wasm-opt shrinks each module (only when cargo rebuilt it)
 # and the copies put each module next to its metadata.yml.
 policies:
+	@echo "==> building the policies for wasm32-wasip1 (release)"
 	$(CARGO) build --locked --release --target wasm32-wasip1 -p gangwarden $(foreach d,$(POLICY_DIRS),-p $($(notdir $(d))_CRATE))
 	$(call optimise,gangwarden,policy.wasm)
 	$(foreach d,$(POLICY_DIRS),$(call optimise,$(subst -,_,$($(notdir $(d))_CRATE)),$(d)/policy.wasm))
@@ -44,8 +48,13 @@ define optimise
 endef
 # --- end wasm-opt ---
 
+# The first build compiles the e2e host's wasmtime, which takes several minutes: cargo shows
+# its progress rather than a silent --quiet.
 demo: policies
-	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin demo -- examples
+	@echo "==> building the waPC host that runs the modules (the first time compiles wasmtime: several minutes)"
+	$(CARGO) build --locked -p gangwarden-e2e-tests --bin demo
+	@echo "==> every example in examples/ through each policy and the bundle, with default settings"
+	$(CARGO_TARGET_DIR)/debug/demo examples
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
@@ -69,12 +78,6 @@ e2e-kwctl: policies
 	rm -rf $(CARGO_TARGET_DIR)/kwctl-cases
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin kwctl-cases -- export $(CARGO_TARGET_DIR)/kwctl-cases
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin kwctl-cases -- run $(CARGO_TARGET_DIR)/kwctl-cases
-
-# Embed metadata.yml and README.md into annotated-policy.wasm (needs kwctl).
-annotate: policies
-	@command -v kwctl >/dev/null || { echo "kwctl is not on PATH"; exit 1; }
-	kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
-	for d in $(POLICY_DIRS); do kwctl annotate -m $$d/metadata.yml -u $$d/README.md -o $$d/annotated-policy.wasm $$d/policy.wasm; done
 
 # Refresh the vendored corpus from the project's shared folder. kubernetes-1.37/ is kept
 # here (it is not in the shared folder), like expectations.yaml.
@@ -127,3 +130,31 @@ fuzz:
 	  (cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run --sanitizer none $$t corpus/$$t -- \
 	    -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10) || exit 1; done
 # --- end fuzzing ---
+
+# ---- packaging and publishing -------------------------------------------------------------
+# `make packaging` rewrites what is generated from metadata.yml, questions-ui.yml and the
+# settings types: artifacthub-pkg.yml, the bundle's questions-ui.yml, deploy/*.yaml and the
+# READMEs' test_data/ (`make test` fails while one is out of date). Run it after changing a
+# metadata.yml, a questions-ui.yml, a setting or a version.
+# `make annotate` embeds metadata.yml and README.md into each annotated-policy.wasm, and
+# `make publish REGISTRY=ghcr.io/<owner>/policies` pushes each as <REGISTRY>/<name>:v<version>
+# (<name> is the last part of io.kubewarden.policy.ociUrl). Both need kwctl on PATH.
+.PHONY: packaging annotate publish
+ANNOTATED_DIRS := . $(POLICY_DIRS)
+
+packaging: policies
+	$(CARGO) run --locked -p gangwarden-e2e-tests --bin packaging
+
+annotate: policies
+	@command -v kwctl >/dev/null || { echo "kwctl is not on PATH"; exit 1; }
+	for d in $(ANNOTATED_DIRS); do kwctl annotate -m $$d/metadata.yml -u $$d/README.md -o $$d/annotated-policy.wasm $$d/policy.wasm || exit 1; done
+
+publish: annotate
+	@test -n "$(REGISTRY)" || { echo "usage: make publish REGISTRY=ghcr.io/<owner>/policies"; exit 1; }
+	@for d in $(ANNOTATED_DIRS); do \
+	  oci=$$(sed -n 's/^  io.kubewarden.policy.ociUrl: *//p' $$d/metadata.yml); \
+	  version=$$(sed -n 's/^  io.kubewarden.policy.version: *//p' $$d/metadata.yml); \
+	  ref="registry://$(REGISTRY)/$${oci##*/}:v$$version"; \
+	  echo "kwctl push $$d/annotated-policy.wasm $$ref"; \
+	  kwctl push $$d/annotated-policy.wasm "$$ref" || exit 1; \
+	done

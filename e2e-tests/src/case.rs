@@ -5,8 +5,10 @@
 //! operation: CREATE            # default CREATE; the request is built around `object`
 //! object: {apiVersion: scheduling.k8s.io/v1alpha2, kind: PodGroup, ...}
 //! oldObject: {...}             # for UPDATE
-//! request: {...}               # instead of object: a whole AdmissionRequest, sent as is
-//! rawPayload: "not json"       # instead of both: the exact bytes of the validate payload
+//! request: {...}               # instead of object: a whole AdmissionRequest, built and sent
+//!                              # as kwctl and policy-server build it (see `host::admission_request`)
+//! rawPayload: "not json"       # instead of both: the exact bytes of the validate payload, for
+//!                              # robustness against bytes no Kubewarden host would send
 //! settings: {maxMinCount: 8}
 //! cluster: [{apiVersion: ..., kind: Workload, ...}]   # what lookups see
 //! nodeSets:                    # Nodes generated into the cluster (for thousands of them):
@@ -26,6 +28,8 @@
 //!   hostCalls: 1               # how many lookups the policy made
 //!   mutated: {...}             # the exact mutated object; leave out for none
 //!   settingsError: "..."       # validate_settings must refuse the settings with this text
+//!   requestError: "..."        # kwctl and policy-server refuse to build the request with this
+//!                              # text (e.g. a required field is missing); the policy is not called
 //! ```
 //! `message` holds one substring per violation: the answer must have exactly that many.
 //!
@@ -113,6 +117,8 @@ pub struct Expect {
     pub mutated: Option<Value>,
     #[serde(default)]
     pub settings_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_error: Option<String>,
 }
 
 /// The case files of one policy, `e2e-tests/cases/<policy>/*.yaml`, sorted.
@@ -182,12 +188,11 @@ impl Case {
         )
     }
 
-    /// The bytes of the `validate` payload.
-    pub fn payload(&self, uid: &str, settings: &Value) -> Vec<u8> {
+    /// The bytes of the `validate` payload, or why kwctl and policy-server would not build it.
+    pub fn payload(&self, uid: &str, settings: &Value) -> Result<Vec<u8>, String> {
         match &self.raw_payload {
-            Some(raw) => raw.as_bytes().to_vec(),
-            None => serde_json::to_vec(&json!({"request": self.admission_request(uid), "settings": settings}))
-                .unwrap_or_default(),
+            Some(raw) => Ok(raw.as_bytes().to_vec()),
+            None => crate::host::validate_payload(&self.admission_request(uid), settings),
         }
     }
 
@@ -208,6 +213,16 @@ impl Case {
     /// wrapping of them) and checks every expectation.
     pub fn run(&self, policy: &Policy, uid: &str, settings: &Value) -> Result<(), String> {
         let expect = self.expect.as_ref().ok_or("the case has no `expect`")?;
+        let payload = match (self.payload(uid, settings), &expect.request_error) {
+            (Ok(payload), None) => payload,
+            (Err(refused), Some(want)) if refused.contains(want.as_str()) => return Ok(()),
+            (built, want) => {
+                let got = built.err().unwrap_or_else(|| "the request was built".into());
+                return Err(format!("expected requestError {want:?}, got {got:?}"));
+            }
+        };
+        // policy-server always hands settings over as an object.
+        let settings = if settings.is_null() { &json!({}) } else { settings };
         let settings_payload = serde_json::to_vec(settings).map_err(|e| e.to_string())?;
         let answer = policy.call("validate_settings", &settings_payload, MemoryCluster::default())?.answer?;
         match (&expect.settings_error, answer["valid"].as_bool()) {
@@ -222,7 +237,7 @@ impl Case {
                 ));
             }
         }
-        let evaluation = policy.call("validate", &self.payload(uid, settings), self.cluster())?;
+        let evaluation = policy.call("validate", &payload, self.cluster())?;
         check(expect, &evaluation)
     }
 }

@@ -131,6 +131,7 @@ pub fn cases(policy: &str) -> Result<Vec<CorpusCase>, String> {
                     host_calls: None,
                     mutated: None,
                     settings_error: None,
+                    request_error: None,
                 });
             }
             if documents != 1 {

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gangwarden_core::cluster::{Cluster, LookupError, MemoryCluster, Query};
-use serde::Deserialize;
+use k8s_openapi::api::authentication::v1::UserInfo;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use wapc::WapcHost;
 use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
@@ -109,6 +110,75 @@ impl Policy {
     }
 }
 
+/// The AdmissionRequest as kwctl and policy-server decode it before calling a policy: `uid`,
+/// `kind`, `resource`, `operation` and `userInfo` are required, every other field is optional.
+/// Absent and `null` optional fields are left out of what the policy receives.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AdmissionRequest {
+    uid: String,
+    kind: GroupVersionKind,
+    resource: GroupVersionResource,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sub_resource: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    request_kind: Option<GroupVersionKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    request_resource: Option<GroupVersionResource>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    request_sub_resource: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    namespace: Option<String>,
+    operation: String,
+    user_info: UserInfo,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    object: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    old_object: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dry_run: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    options: Option<Value>,
+}
+
+#[derive(Debug, Deserialize, Serialize)]
+struct GroupVersionKind {
+    group: String,
+    version: String,
+    kind: String,
+}
+
+#[derive(Debug, Deserialize, Serialize)]
+struct GroupVersionResource {
+    group: String,
+    version: String,
+    resource: String,
+}
+
+/// The request the policy receives for `request` (a bare AdmissionRequest or a whole
+/// AdmissionReview), or kwctl's error when kwctl and policy-server cannot build one from it.
+pub fn admission_request(request: &Value) -> Result<Value, String> {
+    let object = request.as_object().ok_or("Invalid request object")?;
+    let request = if object.get("kind").and_then(Value::as_str) == Some("AdmissionReview") {
+        object.get("request").ok_or("invalid AdmissionReview object")?
+    } else {
+        request
+    };
+    let built: AdmissionRequest = serde_json::from_value(request.clone())
+        .map_err(|e| format!("cannot build AdmissionRequest object from given input: {e}"))?;
+    serde_json::to_value(built).map_err(|e| e.to_string())
+}
+
+/// The `validate` payload policy-server sends: the request as built above and the settings
+/// (always an object: no settings are `{}`).
+pub fn validate_payload(request: &Value, settings: &Value) -> Result<Vec<u8>, String> {
+    let settings = if settings.is_null() { json!({}) } else { settings.clone() };
+    serde_json::to_vec(&json!({"request": admission_request(request)?, "settings": settings}))
+        .map_err(|e| e.to_string())
+}
+
 fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {
     v[key].as_str().unwrap_or_default()
 }
@@ -182,5 +252,38 @@ fn host_error(e: LookupError) -> String {
     match e {
         LookupError::NotServed { api_version, kind } => format!("Cannot find resource {api_version}/{kind}"),
         LookupError::Failed(message) => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_built_as_kwctl_builds_them() {
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
+        let full = gangwarden_core::request::admission_request("u", "CREATE", &pod, None);
+        let built = admission_request(&full).unwrap();
+        // null optional fields are left out, the rest passes through unchanged.
+        assert!(built.get("oldObject").is_none());
+        assert_eq!((&built["object"], &built["resource"]), (&full["object"], &full["resource"]));
+        let review = json!({"kind": "AdmissionReview", "request": full});
+        assert_eq!(admission_request(&review).unwrap(), built);
+        // unknown fields are not passed on.
+        let mut extra = full.clone();
+        extra["surprise"] = json!(1);
+        assert!(admission_request(&extra).unwrap().get("surprise").is_none());
+        let mut no_user = full.clone();
+        no_user.as_object_mut().unwrap().remove("userInfo");
+        assert_eq!(
+            admission_request(&no_user).unwrap_err(),
+            "cannot build AdmissionRequest object from given input: missing field `userInfo`"
+        );
+        assert_eq!(admission_request(&json!([])).unwrap_err(), "Invalid request object");
+        assert_eq!(
+            validate_payload(&full, &Value::Null)
+                .map(|p| serde_json::from_slice::<Value>(&p).unwrap()["settings"].clone()),
+            Ok(json!({}))
+        );
     }
 }

@@ -9,6 +9,8 @@ pub mod case;
 pub mod corpus;
 pub mod host;
 pub mod payloads;
+pub mod kwctl;
+pub mod packaging;
 
 use std::path::{Path, PathBuf};
 

@@ -31,7 +31,7 @@ fn run() -> Result<(), String> {
     };
     let policy = Policy::load(dir, &resolve(dir))?;
     let case = Case::load(&resolve(case_path))?;
-    let payload = case.payload("bench", &case.settings);
+    let payload = case.payload("bench", &case.settings)?;
     let cluster = case.cluster();
 
     let first = policy.call("validate", &payload, cluster.clone())?;

@@ -54,10 +54,12 @@ fn run(dir: &Path) -> Result<(), String> {
         for file in &files {
             let case = Case::load(file)?;
             let example = file.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-            let evaluation = policy.call("validate", &case.payload(&example, &Value::Null), case.cluster())?;
-            let verdict = match &evaluation.answer {
-                Ok(answer) => verdict_line(answer),
-                Err(e) => format!("POLICY ERROR  {e}"),
+            let verdict = match case.payload(&example, &Value::Null) {
+                Err(refused) => format!("REFUSED by the host  {refused}"),
+                Ok(payload) => match policy.call("validate", &payload, case.cluster())?.answer {
+                    Ok(answer) => verdict_line(&answer),
+                    Err(e) => format!("POLICY ERROR  {e}"),
+                },
             };
             println!("{name:<10} {example:<42} {:<44} {verdict}", object_label(&case));
         }
