@@ -156,15 +156,12 @@ impl RuleSet for Topology {
                 v.deny(IMMUTABLE, FieldError::immutable(group.path.child("schedulingConstraints")));
             }
         }
-        match (&review.object, &review.old_object) {
-            (Resource::Job(job), old) => {
-                let old = match old {
-                    Some(Resource::Job(old)) => Some(old.as_ref()),
-                    _ => None,
-                };
-                check_job(settings, job, old, &mut v, &mut lookups);
-            }
-            _ => {}
+        if let Resource::Job(job) = &review.object {
+            let old = match &review.old_object {
+                Some(Resource::Job(old)) => Some(old.as_ref()),
+                _ => None,
+            };
+            check_job(settings, job, old, &mut v, &mut lookups);
         }
         if settings.check_node_labels {
             check_nodes(settings, &lookups, cluster, &mut v);
@@ -580,6 +577,28 @@ mod tests {
     fn run(s: &Settings, object: Value, cluster: &MemoryCluster) -> (Vec<String>, Vec<String>) {
         let v = Topology::check(s, &review("CREATE", object, Value::Null), cluster);
         (v.violations.iter().map(|x| x.to_string()).collect(), v.warning_messages())
+    }
+
+    #[test]
+    fn every_holder_of_a_1_37_tree_is_checked_and_templates_are_immutable() {
+        let tree = |leaf_key: &str| {
+            json!({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload", "metadata": {"name": "w", "namespace": "ml"},
+                "spec": {"compositePodGroupTemplates": [{"name": "job", "schedulingPolicy": {"gang": {"minGroupCount": 9}},
+                    "schedulingConstraints": {"topology": [{"key": "zone"}]},
+                    "podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 3}},
+                        "schedulingConstraints": {"topology": [{"key": leaf_key}]}}]}]}})
+        };
+        // The composite's minGroupCount (9 groups) is no pod count: no domain-size warning for it.
+        assert_eq!(run(&Settings::default(), tree("rack"), &nodes()), (Vec::new(), Vec::new()));
+        let at = "spec.compositePodGroupTemplates[0].podGroupTemplates[0].schedulingConstraints";
+        let (v, _) = run(&Settings::default(), tree("Rack Name"), &nodes());
+        assert_eq!(
+            v,
+            [format!("{at}.topology[0].key: Invalid value: \"Rack Name\": {QUALIFIED_NAME_MSG} [topology.key]")]
+        );
+        let update = Topology::check(&Settings::default(), &review("UPDATE", tree("zone"), tree("rack")), &nodes());
+        let v: Vec<String> = update.violations.iter().map(|x| x.to_string()).collect();
+        assert_eq!(v, [format!("{at}: Forbidden: field is immutable [topology.immutable]")]);
     }
 
     #[test]
