@@ -337,6 +337,26 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_scheduling_version_names_the_versions_understood() {
+        let unknown = json!({"operation": "CREATE", "kind": {"group": "scheduling.k8s.io", "version": "v1alpha1", "kind": "PodGroup"}, "object": {}});
+        assert_eq!(
+            req(unknown).review().unwrap_err().0,
+            format!(
+                "unsupported kind scheduling.k8s.io/v1alpha1 PodGroup: this policy validates {}",
+                scheduling::UNDERSTOOD
+            )
+        );
+        // Other kinds of the group (PriorityClass) are not the project's.
+        let class = json!({"operation": "CREATE", "kind": {"group": "scheduling.k8s.io", "version": "v1", "kind": "PriorityClass"}, "object": {}});
+        assert_eq!(req(class).review(), Ok(None));
+        let cpg = json!({"operation": "CREATE", "kind": {"group": "scheduling.k8s.io", "version": "v1alpha3", "kind": "CompositePodGroup"},
+            "object": {"metadata": {"name": "c"}, "spec": {"schedulingPolicy": {"basic": {}}}}});
+        let review = req(cpg).review().unwrap().unwrap();
+        assert_eq!(review.scheduling_version(), Some(Version::V1alpha3));
+        assert!(matches!(review.object, Resource::CompositePodGroup(_)));
+    }
+
+    #[test]
     fn falls_back_to_the_object_kind() {
         let r = req(
             json!({"operation": "CREATE", "object": {"apiVersion": "kubeflow.org/v1", "kind": "JAXJob", "metadata": {"name": "j", "namespace": "ml"}}}),

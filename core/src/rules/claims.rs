@@ -991,6 +991,41 @@ mod tests {
         assert_eq!(v.violations.len(), 1);
     }
 
+    fn tree(claims: Value) -> Value {
+        json!({"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "Workload", "metadata": {"name": "train", "namespace": "ml"},
+            "spec": {"compositePodGroupTemplates": [{"name": "job", "schedulingPolicy": {"basic": {}},
+                "podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 2}}, "resourceClaims": claims}]}]}})
+    }
+
+    #[test]
+    fn nested_templates_in_1_37() {
+        let messages = |v: Verdict| v.violations.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let at = "spec.compositePodGroupTemplates[0].podGroupTemplates[0].resourceClaims";
+        let update = review("UPDATE", tree(json!([gpu(), gpu()])), Some(tree(json!([gpu()]))));
+        assert_eq!(
+            messages(Claims::check(&Settings::default(), &update, &cluster_with(vec![]))),
+            [format!("{at}: Forbidden: field is immutable [claims.claims-immutable]")]
+        );
+        let created = run(&Settings::default(), tree(json!([gpu(), gpu()])), &cluster_with(vec![]));
+        assert_eq!(
+            messages(created),
+            [format!(
+                "{at}[1]: Duplicate value: {{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"gpu-template\"}} [claims.claim-unique]"
+            )]
+        );
+        // A v1alpha3 PodGroup finds its template at depth 2 in the v1alpha3 Workload.
+        let pg = json!({"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "ml"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}, "disruptionMode": {"single": {}},
+                     "workloadRef": {"workloadName": "train", "templateName": "workers"}}});
+        let v = run(&Settings::default(), pg, &MemoryCluster::new(vec![tree(json!([gpu()]))]));
+        assert_eq!(
+            messages(v),
+            [
+                "spec.resourceClaims: Invalid value: []: must equal the resourceClaims of Workload \"train\" template \"workers\": [{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"gpu-template\"}] [claims.template-claims]"
+            ]
+        );
+    }
+
     #[test]
     fn source_settings() {
         let settings = Settings {

@@ -588,6 +588,28 @@ mod tests {
     }
 
     #[test]
+    fn every_holder_of_a_1_37_tree_is_checked_and_templates_are_immutable() {
+        let tree = |leaf_key: &str| {
+            json!({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload", "metadata": {"name": "w", "namespace": "ml"},
+                "spec": {"compositePodGroupTemplates": [{"name": "job", "schedulingPolicy": {"gang": {"minGroupCount": 9}},
+                    "schedulingConstraints": {"topology": [{"key": "zone"}]},
+                    "podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 3}},
+                        "schedulingConstraints": {"topology": [{"key": leaf_key}]}}]}]}})
+        };
+        // The composite's minGroupCount (9 groups) is no pod count: no domain-size warning for it.
+        assert_eq!(run(&Settings::default(), tree("rack"), &nodes()), (Vec::new(), Vec::new()));
+        let at = "spec.compositePodGroupTemplates[0].podGroupTemplates[0].schedulingConstraints";
+        let (v, _) = run(&Settings::default(), tree("Rack Name"), &nodes());
+        assert_eq!(
+            v,
+            [format!("{at}.topology[0].key: Invalid value: \"Rack Name\": {QUALIFIED_NAME_MSG} [topology.key]")]
+        );
+        let update = Topology::check(&Settings::default(), &review("UPDATE", tree("zone"), tree("rack")), &nodes());
+        let v: Vec<String> = update.violations.iter().map(|x| x.to_string()).collect();
+        assert_eq!(v, [format!("{at}: Forbidden: field is immutable [topology.immutable]")]);
+    }
+
+    #[test]
     fn settings_are_validated() {
         assert_eq!(settings(Value::Null), Settings::default());
         assert!(Settings::default().check_node_labels);
