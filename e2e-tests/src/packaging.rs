@@ -65,9 +65,11 @@ fn gang_defaults() -> Value {
         require_gang_for_jobs_with_at_least,
         forbid_user_priority,
         fail_on_lookup_error,
+        scheduling_api_versions,
     } = gang::Settings::default();
     json!({"maxMinCount": max_min_count, "requireGangForJobsWithAtLeast": require_gang_for_jobs_with_at_least,
-        "forbidUserPriority": forbid_user_priority, "failOnLookupError": fail_on_lookup_error})
+        "forbidUserPriority": forbid_user_priority, "failOnLookupError": fail_on_lookup_error,
+        "schedulingApiVersions": scheduling_api_versions})
 }
 
 fn claims_defaults() -> Value {
@@ -76,9 +78,11 @@ fn claims_defaults() -> Value {
         allowed_claim_templates,
         require_claim_sources_exist,
         fail_on_lookup_error,
+        scheduling_api_versions,
     } = claims::Settings::default();
     json!({"allowDirectClaims": allow_direct_claims, "allowedClaimTemplates": allowed_claim_templates,
-        "requireClaimSourcesExist": require_claim_sources_exist, "failOnLookupError": fail_on_lookup_error})
+        "requireClaimSourcesExist": require_claim_sources_exist, "failOnLookupError": fail_on_lookup_error,
+        "schedulingApiVersions": scheduling_api_versions})
 }
 
 fn topology_defaults() -> Value {

@@ -37,16 +37,17 @@ fn run() -> Result<(), String> {
             let case = Case::load(&path)?;
             let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
             let name = format!("{policy}-{stem}");
-            n_requests += usize::from(write(&requests, &name, &case.payload("seed", &case.settings))?);
+            // A request the host refuses to build never reaches a policy: no seed.
+            if let Ok(payload) = case.payload("seed", &case.settings) {
+                n_requests += usize::from(write(&requests, &name, &payload)?);
+            }
             let bytes = serde_json::to_vec(&case.settings).map_err(|e| e.to_string())?;
             n_settings += usize::from(write(&settings, &name, &bytes)?);
         }
         for c in corpus::cases(policy)? {
-            n_requests += usize::from(write(
-                &requests,
-                &format!("corpus-{}", c.name),
-                &c.case.payload("seed", &c.case.settings),
-            )?);
+            if let Ok(payload) = c.case.payload("seed", &c.case.settings) {
+                n_requests += usize::from(write(&requests, &format!("corpus-{}", c.name), &payload)?);
+            }
         }
     }
     for s in payloads::request_scenarios() {
