@@ -1,0 +1,132 @@
+//! The documents being checked (and any `cluster` files) as the cluster that lookups see,
+//! recording each lookup so a report can say what a verdict was based on.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use gangwarden_core::cluster::{Cluster, LookupError, MemoryCluster, Query, apply_field_masks};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One lookup a rule set made while checking a document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lookup {
+    pub api_version: String,
+    pub kind: String,
+    /// `None`: cluster-scoped, or a list across every namespace.
+    pub namespace: Option<String>,
+    /// `None` for a list.
+    pub name: Option<String>,
+    pub field_masks: Vec<String>,
+    /// `found`, `not found`, `<n> objects`, or `error: <message>`.
+    pub result: String,
+}
+
+/// Objects indexed by apiVersion and kind (for lists) and also by name (for gets), so a
+/// thousand Pods each looking up their PodGroup stay linear.
+pub struct DocumentCluster {
+    by_kind: HashMap<(String, String), MemoryCluster>,
+    by_name: HashMap<(String, String, String), Vec<Value>>,
+    lookups: RefCell<Vec<Lookup>>,
+}
+
+fn namespace_of(object: &Value) -> &str {
+    object["metadata"]["namespace"].as_str().unwrap_or("default")
+}
+
+impl DocumentCluster {
+    pub fn new(objects: Vec<Value>) -> DocumentCluster {
+        let mut grouped: HashMap<(String, String), Vec<Value>> = HashMap::new();
+        let mut by_name: HashMap<(String, String, String), Vec<Value>> = HashMap::new();
+        for object in objects {
+            let api_version = object["apiVersion"].as_str().unwrap_or_default().to_string();
+            let kind = object["kind"].as_str().unwrap_or_default().to_string();
+            let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
+            by_name.entry((api_version.clone(), kind.clone(), name)).or_default().push(object.clone());
+            grouped.entry((api_version, kind)).or_default().push(object);
+        }
+        let by_kind = grouped.into_iter().map(|(k, objects)| (k, MemoryCluster::new(objects))).collect();
+        DocumentCluster { by_kind, by_name, lookups: RefCell::new(Vec::new()) }
+    }
+
+    /// The lookups made since the last call, oldest first.
+    pub fn take_lookups(&self) -> Vec<Lookup> {
+        self.lookups.take()
+    }
+
+    fn record(&self, query: &Query, name: Option<&str>, result: String) {
+        self.lookups.borrow_mut().push(Lookup {
+            api_version: query.api_version.to_string(),
+            kind: query.kind.to_string(),
+            namespace: query.namespace.map(str::to_string),
+            name: name.map(str::to_string),
+            field_masks: query.field_masks.iter().map(|m| m.to_string()).collect(),
+            result,
+        });
+    }
+}
+
+impl Cluster for DocumentCluster {
+    fn get(&self, query: &Query, name: &str) -> Result<Option<Value>, LookupError> {
+        let key = (query.api_version.to_string(), query.kind.to_string(), name.to_string());
+        let found = self
+            .by_name
+            .get(&key)
+            .and_then(|objects| objects.iter().find(|o| query.namespace.is_none_or(|ns| namespace_of(o) == ns)))
+            .map(|o| apply_field_masks(o, query.field_masks));
+        self.record(query, Some(name), if found.is_some() { "found".into() } else { "not found".into() });
+        Ok(found)
+    }
+
+    fn list(&self, query: &Query) -> Result<Vec<Value>, LookupError> {
+        let key = (query.api_version.to_string(), query.kind.to_string());
+        let items = match self.by_kind.get(&key) {
+            Some(cluster) => cluster.list(query)?,
+            None => Vec::new(),
+        };
+        self.record(query, None, format!("{} objects", items.len()));
+        Ok(items)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn answers_like_the_memory_cluster_and_records() {
+        let objects = vec![
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"z": "a"}}, "spec": {}}),
+            json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "ml"}}),
+            json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g"}}),
+        ];
+        let cluster = DocumentCluster::new(objects.clone());
+        let memory = MemoryCluster::new(objects);
+        let pg = Query {
+            api_version: "scheduling.k8s.io/v1alpha2",
+            kind: "PodGroup",
+            namespace: Some("ml"),
+            field_masks: &[],
+        };
+        assert_eq!(cluster.get(&pg, "g"), memory.get(&pg, "g"));
+        let default_ns = Query { namespace: Some("default"), ..pg.clone() };
+        assert_eq!(cluster.get(&default_ns, "g"), memory.get(&default_ns, "g"));
+        assert_eq!(cluster.get(&pg, "h"), Ok(None));
+        let nodes = Query { api_version: "v1", kind: "Node", namespace: None, field_masks: &["metadata.labels"] };
+        assert_eq!(cluster.list(&nodes), memory.list(&nodes));
+        let lookups = cluster.take_lookups();
+        assert_eq!(
+            lookups.iter().map(|l| (l.name.clone(), l.result.as_str())).collect::<Vec<_>>(),
+            vec![
+                (Some("g".into()), "found"),
+                (Some("g".into()), "found"),
+                (Some("h".into()), "not found"),
+                (None, "1 objects")
+            ]
+        );
+        assert_eq!(lookups[3].field_masks, vec!["metadata.labels"]);
+        assert!(cluster.take_lookups().is_empty());
+    }
+}
