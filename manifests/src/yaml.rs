@@ -141,7 +141,8 @@ pub fn read_documents(file: &SourceFile) -> Result<Vec<Document>, InputError> {
                 let items = value["items"].as_array().cloned().unwrap_or_default();
                 let items_node = node.child("items");
                 for (i, mut item) in items.into_iter().enumerate() {
-                    let item_node = items_node.and_then(|n| n.child(&i.to_string())).cloned().unwrap_or(node.clone());
+                    let item_node =
+                        items_node.and_then(|n| n.child(&i.to_string())).cloned().unwrap_or_else(|| node.clone());
                     if let (Some(object), Some((api_version, kind))) = (item.as_object_mut(), &item_kind) {
                         object.entry("apiVersion").or_insert_with(|| Value::from(api_version.as_str()));
                         object.entry("kind").or_insert_with(|| Value::from(kind.as_str()));
