@@ -75,3 +75,19 @@ bench: policies
 	$(CARGO_TARGET_DIR)/release/bench-case policies/run-policy e2e-tests/cases/run-policy/pytorchjob-minimal-accepted.yaml $(BENCH_RUNS)
 	$(CARGO_TARGET_DIR)/release/bench-case policies/topology e2e-tests/cases/topology/podgroup-5000-nodes-gang-larger-than-rack.yaml $(BENCH_RUNS)
 	$(CARGO_TARGET_DIR)/release/bench-case . e2e-tests/cases/bundle/claims-pod-claim-mismatch.yaml $(BENCH_RUNS)
+
+# --- gangwarden CLI (cli/) and the manifest engine (manifests/) ---
+.PHONY: cli docs bench-cli
+
+cli:
+	$(CARGO) build --locked --release -p gangwarden-cli
+
+# The rule reference; `cargo test -p gangwarden-cli` fails when the checked-in copy drifts.
+docs:
+	$(CARGO) run --locked --quiet -p gangwarden-cli -- rules --output markdown > docs/rules.md
+
+# Time to check 1,000 manifests: the engine in-process and the release binary (medians).
+bench-cli: cli
+	GANGWARDEN_BIN=$(CARGO_TARGET_DIR)/release/gangwarden $(CARGO) bench --locked -p gangwarden-manifests --bench check
+
+bench: bench-cli

@@ -177,6 +177,8 @@ fn compare(
         )],
         settings: subject.settings.clone(),
         rule_sets: subject.rule_sets.clone(),
+        // The case's cluster is the module's whole cluster.
+        whole_cluster: true,
         ..Input::default()
     };
     let report = check(&input).map_err(|e| format!("the engine refused the input: {e:?}"))?;

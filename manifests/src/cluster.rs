@@ -28,6 +28,7 @@ pub struct Lookup {
 pub struct DocumentCluster {
     by_kind: HashMap<(String, String), MemoryCluster>,
     by_name: HashMap<(String, String, String), Vec<Value>>,
+    whole: bool,
     lookups: RefCell<Vec<Lookup>>,
 }
 
@@ -36,7 +37,10 @@ fn namespace_of(object: &Value) -> &str {
 }
 
 impl DocumentCluster {
-    pub fn new(objects: Vec<Value>) -> DocumentCluster {
+    /// `whole`: the objects are the whole cluster, so a kind with none lists as empty. Otherwise
+    /// listing a kind no object was given of fails (the rules then warn that they skipped the
+    /// check): manifests rarely include the cluster's Nodes, and no Nodes is not a real cluster.
+    pub fn new(objects: Vec<Value>, whole: bool) -> DocumentCluster {
         let mut grouped: HashMap<(String, String), Vec<Value>> = HashMap::new();
         let mut by_name: HashMap<(String, String, String), Vec<Value>> = HashMap::new();
         for object in objects {
@@ -47,7 +51,7 @@ impl DocumentCluster {
             grouped.entry((api_version, kind)).or_default().push(object);
         }
         let by_kind = grouped.into_iter().map(|(k, objects)| (k, MemoryCluster::new(objects))).collect();
-        DocumentCluster { by_kind, by_name, lookups: RefCell::new(Vec::new()) }
+        DocumentCluster { by_kind, by_name, whole, lookups: RefCell::new(Vec::new()) }
     }
 
     /// The lookups made since the last call, oldest first.
@@ -83,7 +87,15 @@ impl Cluster for DocumentCluster {
         let key = (query.api_version.to_string(), query.kind.to_string());
         let items = match self.by_kind.get(&key) {
             Some(cluster) => cluster.list(query)?,
-            None => Vec::new(),
+            None if self.whole => Vec::new(),
+            None => {
+                let message = format!(
+                    "no {} {} objects were given to check against (add them as cluster objects)",
+                    query.api_version, query.kind
+                );
+                self.record(query, None, format!("error: {message}"));
+                return Err(LookupError(message));
+            }
         };
         self.record(query, None, format!("{} objects", items.len()));
         Ok(items)
@@ -102,7 +114,7 @@ mod tests {
             json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "ml"}}),
             json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g"}}),
         ];
-        let cluster = DocumentCluster::new(objects.clone());
+        let cluster = DocumentCluster::new(objects.clone(), false);
         let memory = MemoryCluster::new(objects);
         let pg = Query {
             api_version: "scheduling.k8s.io/v1alpha2",
@@ -128,5 +140,20 @@ mod tests {
         );
         assert_eq!(lookups[3].field_masks, vec!["metadata.labels"]);
         assert!(cluster.take_lookups().is_empty());
+    }
+
+    #[test]
+    fn kinds_never_given_are_unknown_unless_the_cluster_is_whole() {
+        let pods = Query { api_version: "v1", kind: "Pod", namespace: None, field_masks: &[] };
+        let partial = DocumentCluster::new(Vec::new(), false);
+        assert_eq!(
+            partial.list(&pods),
+            Err(LookupError("no v1 Pod objects were given to check against (add them as cluster objects)".into()))
+        );
+        assert_eq!(
+            partial.take_lookups()[0].result,
+            "error: no v1 Pod objects were given to check against (add them as cluster objects)"
+        );
+        assert_eq!(DocumentCluster::new(Vec::new(), true).list(&pods), Ok(Vec::new()));
     }
 }

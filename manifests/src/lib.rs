@@ -16,7 +16,8 @@
 //!
 //! Lookups see a cluster made of every checked document plus the `cluster` files (old files
 //! are not in it: they are what the checked documents replace). Each lookup is recorded in
-//! the report.
+//! the report. Two documents may describe the same object (overlays of one app often do):
+//! both are checked, and lookups find the first.
 //!
 //! # Input
 //!
@@ -36,6 +37,9 @@
 //! - `ruleSets` empty means all four.
 //! - `kubernetesVersion` (`"1.36"`), when given, reports `scheduling.k8s.io` documents of an
 //!   API version that release does not serve (see [`KubernetesVersion`]).
+//! - `wholeCluster` (default false): see [`Input::whole_cluster`]; by default listing a kind
+//!   of which no object was given (typically Nodes) is a failed lookup, which the rules
+//!   report as a warning that they skipped the check.
 //!
 //! # Output
 //!
@@ -46,8 +50,7 @@
 //!
 //! `Err(Vec<`[`InputError`]`>)` when the input cannot be checked: unreadable YAML/JSON,
 //! duplicate mapping keys, aliases expanding beyond a budget, documents nested more than 128
-//! levels or larger than 3 MiB, two documents for the same object, settings the policies
-//! would refuse. Each error names the file, 1-based line and column, and what is wrong.
+//! levels or larger than 3 MiB, settings the policies would refuse. Each error names the file, 1-based line and column, and what is wrong.
 //!
 //! ```
 //! use gangwarden_manifests::{Input, SourceFile, check};
@@ -198,6 +201,12 @@ pub struct Input {
     pub rule_sets: Vec<RuleSetName>,
     #[serde(default)]
     pub kubernetes_version: Option<KubernetesVersion>,
+    /// The documents and `cluster` files are the whole cluster: a kind none of them holds
+    /// lists as empty, as a real cluster would answer. By default such a list lookup fails
+    /// instead, and the rule warns that it skipped its check (e.g. the node-label check when
+    /// no Nodes were given).
+    #[serde(default)]
+    pub whole_cluster: bool,
 }
 
 /// Why the input could not be checked, and where. `line` and `column` are 1-based; both are
@@ -471,29 +480,6 @@ fn read_all(files: &[SourceFile], errors: &mut Vec<InputError>) -> Vec<Located> 
     out
 }
 
-/// Two documents for one object: the second is an input error naming the first.
-fn find_duplicates(files: &[SourceFile], documents: &[Located], errors: &mut Vec<InputError>) {
-    let mut seen: HashMap<(String, String, String, String), &Located> = HashMap::new();
-    for doc in documents {
-        let Some(identity) = doc.identity() else { continue };
-        if let Some(first) = seen.get(&identity) {
-            let at = doc.document.position();
-            let first_at = first.document.position();
-            errors.push(InputError {
-                file: files[doc.file].name.clone(),
-                line: at.line,
-                column: at.column,
-                message: format!(
-                    "{} {}/{} is already defined at {}:{}:{}",
-                    identity.1, identity.2, identity.3, files[first.file].name, first_at.line, first_at.column
-                ),
-            });
-        } else {
-            seen.insert(identity, doc);
-        }
-    }
-}
-
 fn run(input: &Input, mut clock: Option<&mut dyn FnMut() -> f64>) -> Result<Report, Vec<InputError>> {
     let mut errors = Vec::new();
     let settings = match validate_settings(input) {
@@ -506,13 +492,17 @@ fn run(input: &Input, mut clock: Option<&mut dyn FnMut() -> f64>) -> Result<Repo
     let documents = read_all(&input.files, &mut errors);
     let old = read_all(&input.old, &mut errors);
     let extra = read_all(&input.cluster, &mut errors);
-    find_duplicates(&input.files, &documents, &mut errors);
-    find_duplicates(&input.old, &old, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
     }
     let rule_sets = if input.rule_sets.is_empty() { RuleSetName::ALL.to_vec() } else { input.rule_sets.clone() };
-    let old_by_identity: HashMap<_, &Located> = old.iter().filter_map(|o| Some((o.identity()?, o))).collect();
+    // The first old version of an object wins, as the first document does in lookups.
+    let mut old_by_identity: HashMap<_, &Located> = HashMap::new();
+    for o in &old {
+        if let Some(identity) = o.identity() {
+            old_by_identity.entry(identity).or_insert(o);
+        }
+    }
     let cluster = DocumentCluster::new(
         documents
             .iter()
@@ -520,6 +510,7 @@ fn run(input: &Input, mut clock: Option<&mut dyn FnMut() -> f64>) -> Result<Repo
             .filter(|d| d.document.value.is_object())
             .map(|d| d.document.value.clone())
             .collect(),
+        input.whole_cluster,
     );
     let settings_json: Vec<(RuleSetName, String)> =
         rule_sets.iter().map(|r| (*r, settings[r.as_str()].to_string())).collect();

@@ -163,10 +163,10 @@ fn input_errors_name_file_line_and_column() {
 }
 
 #[test]
-fn two_documents_for_one_object_are_an_input_error() {
+fn two_documents_for_one_object_are_both_checked() {
     let pg = "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: {name: g}\nspec: {schedulingPolicy: {basic: {}}}\n";
-    let errors = check(&input(&[("a.yaml", pg), ("b.yaml", pg)])).unwrap_err();
-    assert_eq!(errors[0].to_string(), "b.yaml:1:1: PodGroup default/g is already defined at a.yaml:1:1");
+    let report = check(&input(&[("a.yaml", pg), ("b.yaml", pg)])).unwrap();
+    assert_eq!(report.documents.iter().map(|d| d.file.as_str()).collect::<Vec<_>>(), vec!["a.yaml", "b.yaml"]);
 }
 
 #[test]
@@ -252,4 +252,28 @@ fn rule_set_names() {
     assert_eq!(RuleSetName::parse("runPolicy"), Some(RuleSetName::RunPolicy));
     assert_eq!(RuleSetName::parse("bundle"), None);
     assert_eq!(KubernetesVersion::parse("v1.36"), Some(KubernetesVersion::V1_36));
+}
+
+#[test]
+fn node_label_checks_need_nodes() {
+    let pg = "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: {name: g}\nspec:\n  schedulingPolicy: {gang: {minCount: 2}}\n  schedulingConstraints:\n    topology: [{key: topology.kubernetes.io/zon}]\n";
+    let nodes = "apiVersion: v1\nkind: NodeList\nitems:\n- metadata: {name: n1, labels: {topology.kubernetes.io/zone: a}}\n- metadata: {name: n2, labels: {topology.kubernetes.io/zone: b}}\n";
+    // No Nodes given: the check is skipped with a warning, not failed.
+    let report = check(&input(&[("pg.yaml", pg)])).unwrap();
+    let topology = result(&report, 0, RuleSetName::Topology);
+    assert!(topology.accepted, "{topology:#?}");
+    assert_eq!(topology.warnings[0].rule, "topology.key-on-nodes");
+    assert!(topology.warnings[0].message.contains("no v1 Node objects were given"), "{topology:#?}");
+    // With the Nodes the typo is caught, at the key.
+    let mut i = input(&[("pg.yaml", pg)]);
+    i.cluster = vec![SourceFile::new("nodes.yaml", nodes)];
+    let report = check(&i).unwrap();
+    let topology = result(&report, 0, RuleSetName::Topology);
+    assert_eq!(topology.violations[0].rule, "topology.key-on-nodes");
+    assert_eq!((topology.violations[0].line, topology.violations[0].column), (7, 17));
+    assert_eq!(topology.lookups[0].result, "2 objects");
+    // As the whole cluster, no Nodes means none.
+    let mut whole = input(&[("pg.yaml", pg)]);
+    whole.whole_cluster = true;
+    assert!(!check(&whole).unwrap().documents[0].accepted());
 }
