@@ -77,7 +77,13 @@ bench: policies
 	$(CARGO_TARGET_DIR)/release/bench-case . e2e-tests/cases/bundle/claims-pod-claim-mismatch.yaml $(BENCH_RUNS)
 
 # --- gangwarden CLI (cli/) and the manifest engine (manifests/) ---
-.PHONY: cli docs bench-cli
+.PHONY: cli docs bench-cli manifests-wasm
+
+# The manifest engine also runs in the browser playground.
+manifests-wasm:
+	$(CARGO) check --locked -p gangwarden-manifests --target wasm32-unknown-unknown
+
+test: manifests-wasm
 
 cli:
 	$(CARGO) build --locked --release -p gangwarden-cli

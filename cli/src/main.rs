@@ -158,7 +158,7 @@ fn check(args: CheckArgs) -> ExitCode {
         settings_file,
         rule_sets: args.rule_sets,
         kubernetes_version: args.api_version,
-        whole_cluster: args.whole_cluster,
+        partial_cluster: !args.whole_cluster,
         ..Input::default()
     };
     let report = match gangwarden_manifests::check(&input) {

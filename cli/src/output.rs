@@ -15,17 +15,18 @@ pub struct Style {
     colour: bool,
 }
 
-fn colour_wanted(is_terminal: bool) -> bool {
-    is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+/// `no_color`: the value of `NO_COLOR`; set and not empty turns colour off.
+fn colour_wanted(is_terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    is_terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
 impl Style {
     pub fn for_stdout() -> Style {
-        Style { colour: colour_wanted(std::io::stdout().is_terminal()) }
+        Style { colour: colour_wanted(std::io::stdout().is_terminal(), std::env::var_os("NO_COLOR")) }
     }
 
     pub fn for_stderr() -> Style {
-        Style { colour: colour_wanted(std::io::stderr().is_terminal()) }
+        Style { colour: colour_wanted(std::io::stderr().is_terminal(), std::env::var_os("NO_COLOR")) }
     }
 
     fn paint(self, code: &str, text: &str) -> String {
@@ -324,4 +325,25 @@ pub fn sarif(report: &Report) -> String {
         }]
     });
     format!("{}\n", serde_json::to_string_pretty(&log).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        assert!(colour_wanted(true, None));
+        assert!(colour_wanted(true, Some("".into())));
+        assert!(!colour_wanted(true, Some("1".into())));
+        assert!(!colour_wanted(false, None));
+        assert_eq!(Style { colour: true }.error("error"), "\x1b[1;31merror\x1b[0m");
+        assert_eq!(Style { colour: false }.error("error"), "error");
+    }
+
+    #[test]
+    fn xml_and_uris_are_escaped() {
+        assert_eq!(xml_escape("a<b & \"c\"\u{1}"), "a&lt;b &amp; &quot;c&quot;\u{fffd}");
+        assert_eq!(artifact_uri("./deploy/my app.yaml"), "deploy/my%20app.yaml");
+    }
 }

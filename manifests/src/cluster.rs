@@ -37,10 +37,19 @@ fn namespace_of(object: &Value) -> &str {
 }
 
 impl DocumentCluster {
-    /// `whole`: the objects are the whole cluster, so a kind with none lists as empty. Otherwise
-    /// listing a kind no object was given of fails (the rules then warn that they skipped the
-    /// check): manifests rarely include the cluster's Nodes, and no Nodes is not a real cluster.
-    pub fn new(objects: Vec<Value>, whole: bool) -> DocumentCluster {
+    /// The objects are the whole cluster: a kind with none of them lists as empty.
+    pub fn new(objects: Vec<Value>) -> DocumentCluster {
+        DocumentCluster::build(objects, true)
+    }
+
+    /// The objects are part of the cluster: listing a kind none of them is of fails (the rules
+    /// then warn that they skipped the check). Manifests rarely include the cluster's Nodes,
+    /// and a cluster without Nodes is not a real one.
+    pub fn partial(objects: Vec<Value>) -> DocumentCluster {
+        DocumentCluster::build(objects, false)
+    }
+
+    fn build(objects: Vec<Value>, whole: bool) -> DocumentCluster {
         let mut grouped: HashMap<(String, String), Vec<Value>> = HashMap::new();
         let mut by_name: HashMap<(String, String, String), Vec<Value>> = HashMap::new();
         for object in objects {
@@ -114,7 +123,7 @@ mod tests {
             json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "ml"}}),
             json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g"}}),
         ];
-        let cluster = DocumentCluster::new(objects.clone(), false);
+        let cluster = DocumentCluster::partial(objects.clone());
         let memory = MemoryCluster::new(objects);
         let pg = Query {
             api_version: "scheduling.k8s.io/v1alpha2",
@@ -145,7 +154,7 @@ mod tests {
     #[test]
     fn kinds_never_given_are_unknown_unless_the_cluster_is_whole() {
         let pods = Query { api_version: "v1", kind: "Pod", namespace: None, field_masks: &[] };
-        let partial = DocumentCluster::new(Vec::new(), false);
+        let partial = DocumentCluster::partial(Vec::new());
         assert_eq!(
             partial.list(&pods),
             Err(LookupError("no v1 Pod objects were given to check against (add them as cluster objects)".into()))
@@ -154,6 +163,6 @@ mod tests {
             partial.take_lookups()[0].result,
             "error: no v1 Pod objects were given to check against (add them as cluster objects)"
         );
-        assert_eq!(DocumentCluster::new(Vec::new(), true).list(&pods), Ok(Vec::new()));
+        assert_eq!(DocumentCluster::new(Vec::new()).list(&pods), Ok(Vec::new()));
     }
 }

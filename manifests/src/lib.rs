@@ -37,9 +37,9 @@
 //! - `ruleSets` empty means all four.
 //! - `kubernetesVersion` (`"1.36"`), when given, reports `scheduling.k8s.io` documents of an
 //!   API version that release does not serve (see [`KubernetesVersion`]).
-//! - `wholeCluster` (default false): see [`Input::whole_cluster`]; by default listing a kind
-//!   of which no object was given (typically Nodes) is a failed lookup, which the rules
-//!   report as a warning that they skipped the check.
+//! - `partialCluster` (default false): see [`Input::partial_cluster`]; when set, listing a
+//!   kind of which no object was given (typically Nodes) is a failed lookup, which the rules
+//!   report as a warning that they skipped the check, rather than an empty list.
 //!
 //! # Output
 //!
@@ -201,12 +201,12 @@ pub struct Input {
     pub rule_sets: Vec<RuleSetName>,
     #[serde(default)]
     pub kubernetes_version: Option<KubernetesVersion>,
-    /// The documents and `cluster` files are the whole cluster: a kind none of them holds
-    /// lists as empty, as a real cluster would answer. By default such a list lookup fails
-    /// instead, and the rule warns that it skipped its check (e.g. the node-label check when
-    /// no Nodes were given).
+    /// The documents and `cluster` files are only part of the cluster: listing a kind none
+    /// of them holds fails, and the rule warns that it skipped its check (e.g. the node-label
+    /// check when no Nodes were given), where by default (the documents are the whole
+    /// cluster) the list is empty, as a real cluster without such objects would answer.
     #[serde(default)]
-    pub whole_cluster: bool,
+    pub partial_cluster: bool,
 }
 
 /// Why the input could not be checked, and where. `line` and `column` are 1-based; both are
@@ -503,15 +503,13 @@ fn run(input: &Input, mut clock: Option<&mut dyn FnMut() -> f64>) -> Result<Repo
             old_by_identity.entry(identity).or_insert(o);
         }
     }
-    let cluster = DocumentCluster::new(
-        documents
-            .iter()
-            .chain(&extra)
-            .filter(|d| d.document.value.is_object())
-            .map(|d| d.document.value.clone())
-            .collect(),
-        input.whole_cluster,
-    );
+    let objects: Vec<Value> = documents
+        .iter()
+        .chain(&extra)
+        .filter(|d| d.document.value.is_object())
+        .map(|d| d.document.value.clone())
+        .collect();
+    let cluster = if input.partial_cluster { DocumentCluster::partial(objects) } else { DocumentCluster::new(objects) };
     let settings_json: Vec<(RuleSetName, String)> =
         rule_sets.iter().map(|r| (*r, settings[r.as_str()].to_string())).collect();
 

@@ -258,22 +258,23 @@ fn rule_set_names() {
 fn node_label_checks_need_nodes() {
     let pg = "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: {name: g}\nspec:\n  schedulingPolicy: {gang: {minCount: 2}}\n  schedulingConstraints:\n    topology: [{key: topology.kubernetes.io/zon}]\n";
     let nodes = "apiVersion: v1\nkind: NodeList\nitems:\n- metadata: {name: n1, labels: {topology.kubernetes.io/zone: a}}\n- metadata: {name: n2, labels: {topology.kubernetes.io/zone: b}}\n";
-    // No Nodes given: the check is skipped with a warning, not failed.
-    let report = check(&input(&[("pg.yaml", pg)])).unwrap();
+    // No Nodes given, and the documents are not the whole cluster: the check is skipped
+    // with a warning, not failed.
+    let mut partial = input(&[("pg.yaml", pg)]);
+    partial.partial_cluster = true;
+    let report = check(&partial).unwrap();
     let topology = result(&report, 0, RuleSetName::Topology);
     assert!(topology.accepted, "{topology:#?}");
     assert_eq!(topology.warnings[0].rule, "topology.key-on-nodes");
     assert!(topology.warnings[0].message.contains("no v1 Node objects were given"), "{topology:#?}");
     // With the Nodes the typo is caught, at the key.
-    let mut i = input(&[("pg.yaml", pg)]);
+    let mut i = partial.clone();
     i.cluster = vec![SourceFile::new("nodes.yaml", nodes)];
     let report = check(&i).unwrap();
     let topology = result(&report, 0, RuleSetName::Topology);
     assert_eq!(topology.violations[0].rule, "topology.key-on-nodes");
     assert_eq!((topology.violations[0].line, topology.violations[0].column), (7, 17));
     assert_eq!(topology.lookups[0].result, "2 objects");
-    // As the whole cluster, no Nodes means none.
-    let mut whole = input(&[("pg.yaml", pg)]);
-    whole.whole_cluster = true;
-    assert!(!check(&whole).unwrap().documents[0].accepted());
+    // As the whole cluster (the default), no Nodes means none.
+    assert!(!check(&input(&[("pg.yaml", pg)])).unwrap().documents[0].accepted());
 }
