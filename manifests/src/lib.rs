@@ -12,7 +12,9 @@
 //! (CREATE, or UPDATE when an `old` file holds a previous version of the object), wraps it as
 //! the validate payload `{"request": ..., "settings": <that rule set's settings>}` and calls
 //! [`gangwarden_core::engine::evaluate`] for each selected rule set. So `accepted`, `code`,
-//! `message`, `warnings` and the mutated object are exactly what the policy module answers.
+//! `message`, `warnings` and the mutated object are exactly what the policy module answers
+//! (the e2e fidelity test holds it to the built modules). The rule ids and field paths of the
+//! findings come from the rule set's verdict on the same decoded request, located in the file.
 //!
 //! Lookups see a cluster made of every checked document plus the `cluster` files (old files
 //! are not in it: they are what the checked documents replace). Each lookup is recorded in
@@ -46,11 +48,13 @@
 //! `Ok(`[`Report`]`)` with one [`DocumentReport`] per checked document in input order (per
 //! rule set: verdict, [`Finding`]s located at file line/column, RFC 6902 patch of a mutation,
 //! lookups, time taken when a clock is given), the [`SkippedDocument`]s no rule set guards,
-//! and a [`Summary`]. All of it serialises to camelCase JSON.
+//! the [`UnservedDocument`]s (with `kubernetesVersion`), and a [`Summary`]. All of it
+//! serialises to camelCase JSON.
 //!
 //! `Err(Vec<`[`InputError`]`>)` when the input cannot be checked: unreadable YAML/JSON,
 //! duplicate mapping keys, aliases expanding beyond a budget, documents nested more than 128
-//! levels or larger than 3 MiB, settings the policies would refuse. Each error names the file, 1-based line and column, and what is wrong.
+//! levels or larger than 3 MiB, settings the policies would refuse. Each error names the
+//! file, the 1-based line and column, and what is wrong.
 //!
 //! ```
 //! use gangwarden_manifests::{Input, SourceFile, check};
