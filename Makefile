@@ -158,3 +158,25 @@ publish: annotate
 	  echo "kwctl push $$d/annotated-policy.wasm $$ref"; \
 	  kwctl push $$d/annotated-policy.wasm "$$ref" || exit 1; \
 	done
+
+# --- gangwarden CLI (cli/) and the manifest engine (manifests/) ---
+.PHONY: cli docs bench-cli manifests-wasm
+
+# The manifest engine also runs in the browser playground.
+manifests-wasm:
+	$(CARGO) check --locked -p gangwarden-manifests --target wasm32-unknown-unknown
+
+test: manifests-wasm
+
+cli:
+	$(CARGO) build --locked --release -p gangwarden-cli
+
+# The rule reference; `cargo test -p gangwarden-cli` fails when the checked-in copy drifts.
+docs:
+	$(CARGO) run --locked --quiet -p gangwarden-cli -- rules --output markdown > docs/rules.md
+
+# Time to check 1,000 manifests: the engine in-process and the release binary (medians).
+bench-cli: cli
+	GANGWARDEN_BIN=$(CARGO_TARGET_DIR)/release/gangwarden $(CARGO) bench --locked -p gangwarden-manifests --bench check
+
+bench: bench-cli

@@ -110,12 +110,7 @@ impl MemoryCluster {
 
     /// Whether the cluster serves `query`'s apiVersion.
     pub fn serves(&self, query: &Query) -> bool {
-        let Some(served) = &self.served else { return true };
-        fn group(api_version: &str) -> &str {
-            api_version.rsplit_once('/').map_or("", |(g, _)| g)
-        }
-        let wanted = group(query.api_version);
-        served.contains(query.api_version) || !served.iter().any(|s| group(s) == wanted)
+        self.served.as_ref().is_none_or(|served| serves(served, query.api_version))
     }
 
     fn matching<'a>(&'a self, query: &'a Query) -> impl Iterator<Item = &'a Value> + 'a {
@@ -150,6 +145,22 @@ impl Cluster for MemoryCluster {
     }
 }
 
+/// Whether a cluster serving `served` serves `api_version`: only the API groups named in
+/// `served` are restricted; every other group is served in every version.
+pub fn serves(served: &BTreeSet<String>, api_version: &str) -> bool {
+    fn group(api_version: &str) -> &str {
+        api_version.rsplit_once('/').map_or("", |(g, _)| g)
+    }
+    let wanted = group(api_version);
+    served.contains(api_version) || !served.iter().any(|s| group(s) == wanted)
+}
+
+/// The apiVersion that stands for every version serving the same objects (`v1alpha3`
+/// reads as `v1beta1`), for indexing objects by version.
+pub fn canonical_api_version(api_version: &str) -> &str {
+    SAME_OBJECTS.iter().find(|set| set.contains(&api_version)).map_or(api_version, |set| set[0])
+}
+
 /// apiVersions that serve the same objects with the same shapes, as the apiserver does:
 /// Kubernetes 1.37 serves Workloads and PodGroups as `scheduling.k8s.io/v1beta1` and
 /// `v1alpha3`, whichever version created them.
@@ -160,7 +171,7 @@ fn same_objects(stored: &str, wanted: &str) -> bool {
 }
 
 /// The object as the apiserver returns it: in the version asked for.
-fn in_version(mut object: Value, query: &Query) -> Value {
+pub fn in_version(mut object: Value, query: &Query) -> Value {
     if let Some(map) = object.as_object_mut() {
         map.insert("apiVersion".to_string(), Value::from(query.api_version));
     }

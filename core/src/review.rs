@@ -141,6 +141,12 @@ fn is_guarded(gvk: &GroupVersionKind) -> Result<bool, BadRequest> {
     }
 }
 
+/// Whether some rule set reviews objects of this kind, i.e. the policies' webhook rules send
+/// them these objects (tools that read manifests skip every other kind).
+pub fn guards(gvk: &GroupVersionKind) -> bool {
+    matches!(is_guarded(gvk), Ok(true))
+}
+
 impl Resource {
     /// Decodes `value` as the kind `gvk` names. The caller has checked the kind is guarded.
     fn decode(gvk: &GroupVersionKind, value: &Value) -> Result<Resource, String> {

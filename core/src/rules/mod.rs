@@ -1,6 +1,7 @@
 //! The rule sets. Each is a [`crate::engine::RuleSet`]; [`bundle::Bundle`] runs them all.
 
 pub mod bundle;
+pub mod catalog;
 pub mod claims;
 pub mod gang;
 pub mod run_policy;

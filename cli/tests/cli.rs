@@ -1,0 +1,453 @@
+//! The `gangwarden` binary, run as users run it: exit codes, positions, every output format.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use gangwarden_e2e_tests::corpus::{self, FileExpectation};
+use gangwarden_e2e_tests::repo_root;
+use serde_json::{Value, json};
+
+fn gangwarden(args: &[&str]) -> Output {
+    run(args, None)
+}
+
+fn run(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gangwarden"))
+        .args(args)
+        .current_dir(repo_root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run gangwarden");
+    let mut pipe = child.stdin.take().expect("stdin");
+    pipe.write_all(stdin.unwrap_or_default().as_bytes()).expect("write stdin");
+    drop(pipe);
+    child.wait_with_output().expect("wait")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().expect("exit code")
+}
+
+fn temp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write");
+    path.display().to_string()
+}
+
+const PODGROUP_BAD: &str = "\
+apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata:
+  name: g
+  namespace: ml
+spec:
+  schedulingPolicy:
+    gang:
+      minCount: 0
+";
+
+#[test]
+fn examples_are_reported_at_their_lines() {
+    let o = gangwarden(&["check", "examples/"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        vec![
+            "examples/manifests/drifted.yaml:13:3: error: PodGroup ml/train-workers-retry: spec.schedulingPolicy: Invalid value: {\"gang\":{\"minCount\":4}}: must equal the schedulingPolicy of Workload \"train\" template \"workers\": {\"gang\":{\"minCount\":2}} [gang.template-consistency]",
+            "examples/manifests/drifted.yaml:18:9: error: PodGroup ml/train-workers-retry: spec.schedulingConstraints.topology[0].key: Invalid value: \"topology.kubernetes.io/zon\": no node carries the label \"topology.kubernetes.io/zon\" (checked 4 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
+            "examples/manifests/drifted.yaml:28:5: warning: Pod ml/eval-0: spec.schedulingGroup.podGroupName: PodGroup \"eval\" does not exist in namespace \"ml\" yet; the Pod stays Pending until it is created [gang.pod-group-exists]",
+            "examples/manifests/drifted.yaml:28:5: warning: Pod ml/eval-0: spec.schedulingGroup.podGroupName: PodGroup \"eval\" does not exist in namespace \"ml\" yet, so this Pod's resourceClaims could not be compared with the group's claims (a Pod shares a group claim only through an identical entry) [claims.pod-claim-match]",
+            "examples/manifests/pytorchjob.yaml:12:7: error: PyTorchJob ml/resnet: spec.runPolicy.schedulingPolicy.minAvailable: Invalid value: 8: must be less than or equal to the job's total replicas (Master 1 + Worker 3 = 4) [gang.min-available]",
+            "examples/manifests/pytorchjob.yaml:24:7: error: PyTorchJob ml/resnet: spec.pytorchReplicaSpecs[Worker].restartPolicy: Unsupported value: \"OnFaliure\": supported values: \"Always\", \"OnFailure\", \"Never\", \"ExitCode\" [run-policy.restart-policy]",
+            "7 documents checked in 16 files: 5 accepted, 2 rejected, 2 warnings; 16 documents skipped (no rule set guards them)",
+        ]
+    );
+    assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");
+}
+
+#[test]
+fn the_readme_shows_the_real_output() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README");
+    let start = readme.find("$ gangwarden check examples/\n").expect("README shows `gangwarden check examples/`");
+    let block = &readme[start + "$ gangwarden check examples/\n".len()..];
+    let block = &block[..block.find("```").expect("end of the block")];
+    assert_eq!(block, stdout(&gangwarden(&["check", "examples/"])), "README output drifted: update it");
+}
+
+#[test]
+fn valid_manifests_pass() {
+    let o = gangwarden(&["check", "examples/manifests/training.yaml", "examples/manifests/nodes.yaml"]);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "4 documents checked in 2 files: 4 accepted, 0 rejected, 0 warnings; 4 documents skipped (no rule set guards them)\n"
+    );
+}
+
+/// Every corpus file, as a user would check it: the scheduler_perf templates instantiated,
+/// the objects the harness creates first given with --cluster.
+#[test]
+fn the_corpus_checks_as_its_expectations_say() {
+    let dir = corpus::corpus_dir();
+    let text = std::fs::read_to_string(dir.join("expectations.yaml")).expect("expectations");
+    let expectations: BTreeMap<String, FileExpectation> = serde_norway::from_str(&text).expect("expectations yaml");
+    let tmp = temp();
+    let mut checked = 0;
+    for (rel, exp) in &expectations {
+        let raw = std::fs::read_to_string(dir.join(rel)).expect("corpus file");
+        let manifest = if exp.unparseable { raw } else { corpus::instantiate(&raw, &exp.params).expect("instantiate") };
+        let file = write(tmp.path(), &rel.replace('/', "__"), &manifest);
+        let cluster = write(
+            tmp.path(),
+            &format!("{}.cluster.json", rel.replace('/', "__")),
+            &json!({"apiVersion": "v1", "kind": "List", "items": exp.cluster}).to_string(),
+        );
+        // The expectations' cluster is all there is (no Nodes means none).
+        let o = gangwarden(&["check", &file, "--cluster", &cluster, "--whole-cluster"]);
+        let (out, err) = (stdout(&o), stderr(&o));
+        if exp.unparseable {
+            assert_eq!(code(&o), 2, "{rel}: {out}{err}");
+            assert!(err.contains(&format!("{file}:")) && err.contains("not valid YAML"), "{rel}: {err}");
+        } else if exp.valid {
+            assert_eq!(code(&o), 0, "{rel}: {out}{err}");
+        } else {
+            let rejected = exp.expect.values().any(|e| !e.accepted);
+            assert_eq!(code(&o), if rejected { 1 } else { 0 }, "{rel}: {out}{err}");
+            for want in exp.expect.values().flat_map(|e| e.message.iter().chain(&e.warnings)) {
+                assert!(out.contains(want.as_str()), "{rel}: no {want:?} in\n{out}");
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked > 40, "only {checked} corpus files");
+}
+
+#[test]
+fn unreadable_input_exits_2_naming_the_file() {
+    let o = gangwarden(&["check", "no/such/file.yaml"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).starts_with("error: no/such/file.yaml: cannot read: "), "{}", stderr(&o));
+
+    let tmp = temp();
+    let path = tmp.path().join("latin1.yaml");
+    std::fs::write(&path, b"kind: Pod\nmetadata:\n  name: caf\xe9\n").expect("write");
+    let o = gangwarden(&["check", &path.display().to_string()]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(stderr(&o), format!("error: {}:3:12: not UTF-8 text\n", path.display()));
+}
+
+#[test]
+fn bad_yaml_exits_2_with_its_position() {
+    let tmp = temp();
+    let file = write(tmp.path(), "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: [x}\n");
+    let o = gangwarden(&["check", &file]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).starts_with(&format!("error: {file}:3:")), "{}", stderr(&o));
+    assert!(stderr(&o).contains(": not valid YAML: "), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty());
+}
+
+#[test]
+fn duplicate_keys_exit_2() {
+    let tmp = temp();
+    let file = write(tmp.path(), "dup.yaml", &format!("{PODGROUP_BAD}  schedulingPolicy: {{}}\n"));
+    let o = gangwarden(&["check", &file]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(
+        stderr(&o),
+        format!("error: {file}:10:3: duplicate key \"schedulingPolicy\" (first at line 7, column 3)\n")
+    );
+}
+
+#[test]
+fn a_4_mib_document_exits_2() {
+    let tmp = temp();
+    let mut text = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n");
+    let line = "x".repeat(1000);
+    for i in 0..4200 {
+        text.push_str(&format!("  k{i}: {line}\n"));
+    }
+    assert!(text.len() > 4 * 1024 * 1024);
+    let file = write(tmp.path(), "big.yaml", &text);
+    let o = gangwarden(&["check", &file]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(
+        stderr(&o),
+        format!("error: {file}:1:1: document is 4.0 MiB, over the 3 MiB the Kubernetes API accepts\n")
+    );
+}
+
+#[test]
+fn reads_stdin() {
+    let o = run(&["check", "-"], Some(PODGROUP_BAD));
+    assert_eq!(code(&o), 1);
+    assert_eq!(
+        stdout(&o),
+        "<stdin>:9:7: error: PodGroup ml/g: spec.schedulingPolicy.gang.minCount: Required value [gang.min-count]\n\
+         1 document checked in 1 file: 0 accepted, 1 rejected, 0 warnings\n"
+    );
+}
+
+#[test]
+fn old_versions_make_an_update() {
+    let tmp = temp();
+    let old = write(tmp.path(), "old.yaml", &PODGROUP_BAD.replace("minCount: 0", "minCount: 2"));
+    let new = write(tmp.path(), "new.yaml", &PODGROUP_BAD.replace("minCount: 0", "minCount: 3"));
+    assert_eq!(code(&gangwarden(&["check", &new])), 0);
+    let o = gangwarden(&["check", &new, "--old", &old, "--output", "json"]);
+    assert_eq!(code(&o), 1);
+    let report: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let doc = &report["documents"][0];
+    assert_eq!(doc["operation"], "UPDATE");
+    assert_eq!(doc["oldSource"], format!("{old}:1:1"));
+    let gang = &doc["results"][0];
+    assert_eq!(gang["ruleSet"], "gang");
+    assert_eq!(gang["violations"][0]["rule"], "gang.policy-immutable");
+    assert_eq!((gang["violations"][0]["line"].as_u64(), gang["violations"][0]["column"].as_u64()), (Some(7), Some(3)));
+}
+
+#[test]
+fn json_output_has_the_report_fields() {
+    let o = gangwarden(&["check", "examples/manifests", "--output", "json"]);
+    assert_eq!(code(&o), 1);
+    let report: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    for field in ["ruleSets", "documents", "skipped", "unserved", "summary"] {
+        assert!(report.get(field).is_some(), "no {field}");
+    }
+    assert_eq!(
+        report["summary"],
+        json!({"documents": 11, "checked": 7, "accepted": 5, "rejected": 2, "warnings": 2, "mutated": 0, "skipped": 4, "unserved": 0})
+    );
+    for doc in report["documents"].as_array().expect("documents") {
+        for field in
+            ["file", "document", "line", "column", "apiVersion", "kind", "namespace", "name", "operation", "results"]
+        {
+            assert!(doc.get(field).is_some(), "document without {field}: {doc}");
+        }
+        for result in doc["results"].as_array().expect("results") {
+            for field in [
+                "ruleSet",
+                "accepted",
+                "code",
+                "message",
+                "violations",
+                "warnings",
+                "patch",
+                "mutatedObject",
+                "lookups",
+            ] {
+                assert!(result.get(field).is_some(), "result without {field}: {result}");
+            }
+        }
+    }
+    let job = report["documents"].as_array().unwrap().iter().find(|d| d["kind"] == "PyTorchJob").expect("job");
+    let run_policy =
+        job["results"].as_array().unwrap().iter().find(|r| r["ruleSet"] == "runPolicy").expect("runPolicy");
+    assert_eq!(run_policy["violations"][0]["path"], "spec.pytorchReplicaSpecs[Worker].restartPolicy");
+    assert_eq!(run_policy["violations"][0]["line"], 24);
+}
+
+#[test]
+fn sarif_output_meets_the_schema_requirements() {
+    let o = gangwarden(&["check", "examples/manifests", "--output", "sarif"]);
+    assert_eq!(code(&o), 1);
+    let log: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    // sarif-2.1.0 schema: sarifLog requires version and runs; run requires tool; tool requires
+    // driver; driver requires name; result requires message; message requires text (or id).
+    assert_eq!(log["version"], "2.1.0");
+    let runs = log["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1);
+    let driver = &runs[0]["tool"]["driver"];
+    assert_eq!(driver["name"], "gangwarden");
+    let rules = driver["rules"].as_array().expect("rules");
+    assert!(rules.iter().all(|r| r["id"].is_string() && r["shortDescription"]["text"].is_string()));
+    let results = runs[0]["results"].as_array().expect("results");
+    assert_eq!(results.len(), 6);
+    for r in results {
+        assert!(r["message"]["text"].is_string(), "{r}");
+        let index = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
+        assert_eq!(rules[index]["id"], r["ruleId"], "ruleIndex points at the rule");
+        assert!(matches!(r["level"].as_str(), Some("error" | "warning")));
+        let location = &r["locations"][0]["physicalLocation"];
+        assert!(location["artifactLocation"]["uri"].as_str().is_some_and(|u| u.starts_with("examples/manifests/")));
+        assert!(location["region"]["startLine"].as_u64().is_some_and(|l| l >= 1));
+        assert!(location["region"]["startColumn"].as_u64().is_some_and(|c| c >= 1));
+    }
+    let restart = results.iter().find(|r| r["ruleId"] == "run-policy.restart-policy").expect("restart policy");
+    assert_eq!(restart["locations"][0]["physicalLocation"]["region"], json!({"startLine": 24, "startColumn": 7}));
+    assert_eq!(results.iter().filter(|r| r["level"] == "warning").count(), 2);
+}
+
+#[test]
+fn junit_output_is_xml_with_a_failure_per_rejection() {
+    let o = gangwarden(&["check", "examples/manifests", "--output", "junit"]);
+    assert_eq!(code(&o), 1);
+    let xml = stdout(&o);
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let suite = root.children().find(|n| n.has_tag_name("testsuite")).expect("testsuite");
+    let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
+    // 7 documents x 4 rule sets, and the 4 Nodes skipped.
+    assert_eq!(cases.len(), 32);
+    assert_eq!(suite.attribute("tests"), Some("32"));
+    let failures: Vec<_> = cases.iter().filter_map(|c| c.children().find(|n| n.has_tag_name("failure"))).collect();
+    assert_eq!(failures.len(), 4);
+    assert_eq!(suite.attribute("failures"), Some("4"));
+    assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 4);
+    let restart = cases
+        .iter()
+        .find(|c| c.attribute("name") == Some("PyTorchJob ml/resnet [runPolicy]"))
+        .expect("the job's runPolicy case");
+    assert_eq!(restart.attribute("classname"), Some("examples/manifests/pytorchjob.yaml:3:1"));
+    let failure = restart.children().find(|n| n.has_tag_name("failure")).expect("failure");
+    assert!(failure.text().is_some_and(|t| t.starts_with(
+        "examples/manifests/pytorchjob.yaml:24:7: spec.pytorchReplicaSpecs[Worker].restartPolicy: Unsupported value"
+    )));
+}
+
+#[test]
+fn strict_fails_on_warnings() {
+    let tmp = temp();
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  schedulingGroup: {podGroupName: missing}\n  containers: [{name: c, image: x}]\n";
+    let file = write(tmp.path(), "pod.yaml", pod);
+    let o = gangwarden(&["check", &file]);
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).contains(":5:21: warning: Pod default/p: "), "{}", stdout(&o));
+    assert_eq!(code(&gangwarden(&["check", "--strict", &file])), 1);
+}
+
+#[test]
+fn rule_sets_and_settings_are_chosen() {
+    let o = gangwarden(&[
+        "check",
+        "--rule-set",
+        "runPolicy",
+        "--rule-set",
+        "topology",
+        "examples/manifests/pytorchjob.yaml",
+    ]);
+    assert_eq!(code(&o), 1);
+    let out = stdout(&o);
+    assert!(out.contains("[run-policy.restart-policy]") && !out.contains("[gang.min-available]"), "{out}");
+    let o = gangwarden(&["check", "--rule-set", "bogus", "examples/"]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("unknown rule set \"bogus\""), "{}", stderr(&o));
+
+    let tmp = temp();
+    let settings = write(tmp.path(), "settings.yaml", "gang:\n  maxMinCount: 1\n");
+    let job_ok = PODGROUP_BAD.replace("minCount: 0", "minCount: 2");
+    let pg = write(tmp.path(), "pg.yaml", &job_ok);
+    let o = gangwarden(&["check", "--settings", &settings, &pg]);
+    assert_eq!(code(&o), 1);
+    assert!(stdout(&o).contains(":9:7: error: PodGroup ml/g: spec.schedulingPolicy.gang.minCount: Invalid value: 2: must be less than or equal to 1 (settings.maxMinCount) [gang.max-min-count]"), "{}", stdout(&o));
+    let bad = write(
+        tmp.path(),
+        "bad-settings.yaml",
+        "gang:\n  maxMinCount: 1\nrunPolicy:\n  defaultRestartPolicy: Sometimes\n",
+    );
+    let o = gangwarden(&["check", "--settings", &bad, &pg]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).starts_with(&format!("error: {bad}:4:3: invalid runPolicy settings: defaultRestartPolicy: ")),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn api_version_reports_unserved_versions() {
+    let tmp = temp();
+    let file = write(
+        tmp.path(),
+        "w.yaml",
+        "apiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w}\nspec: {}\n",
+    );
+    assert_eq!(code(&gangwarden(&["check", &file])), 0);
+    let o = gangwarden(&["check", "--api-version", "1.36", &file]);
+    assert_eq!(code(&o), 1);
+    assert_eq!(
+        stdout(&o).lines().next(),
+        Some(format!("{file}:1:1: error: Workload default/w: apiVersion: Unsupported value: \"scheduling.k8s.io/v1beta1\": Kubernetes 1.36 serves scheduling.k8s.io Workload in: \"scheduling.k8s.io/v1alpha2\" [api-version]").as_str())
+    );
+    assert_eq!(code(&gangwarden(&["check", "--api-version", "1.99", &file])), 2);
+}
+
+#[test]
+fn the_rule_reference_is_generated() {
+    let o = gangwarden(&["rules", "--output", "markdown"]);
+    assert_eq!(code(&o), 0);
+    let checked_in = std::fs::read_to_string(repo_root().join("docs/rules.md")).expect("docs/rules.md");
+    assert_eq!(stdout(&o), checked_in, "docs/rules.md drifted: run `make docs`");
+    let json: Value = serde_json::from_str(&stdout(&gangwarden(&["rules", "--output", "json"]))).expect("json");
+    let count: usize = gangwarden_core::rules::ALL.iter().map(|(_, t)| t.len()).sum();
+    assert_eq!(json.as_array().map(Vec::len), Some(count));
+    assert_eq!(json[0]["id"], "gang.workload-templates");
+    assert_eq!(json[0]["kinds"], json!(["Workload"]));
+    let claims: Value =
+        serde_json::from_str(&stdout(&gangwarden(&["rules", "--rule-set", "claims", "-o", "json"]))).expect("json");
+    assert!(claims.as_array().expect("rules").iter().all(|r| r["ruleSet"] == "claims"));
+}
+
+#[test]
+fn policy_request_prints_what_kwctl_takes() {
+    let tmp = temp();
+    let new = write(tmp.path(), "new.yaml", PODGROUP_BAD);
+    let old = write(tmp.path(), "old.yaml", &PODGROUP_BAD.replace("minCount: 0", "minCount: 2"));
+    let o = gangwarden(&["policy-request", &new]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let request: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(request["operation"], "CREATE");
+    assert_eq!(request["kind"], json!({"group": "scheduling.k8s.io", "version": "v1alpha2", "kind": "PodGroup"}));
+    assert_eq!(request["resource"]["resource"], "podgroups");
+    assert_eq!(request["object"]["spec"]["schedulingPolicy"]["gang"]["minCount"], 0);
+    assert_eq!(request["oldObject"], Value::Null);
+    let request: Value =
+        serde_json::from_str(&stdout(&gangwarden(&["policy-request", &new, "--old", &old]))).expect("json");
+    assert_eq!(request["operation"], "UPDATE");
+    assert_eq!(request["oldObject"]["spec"]["schedulingPolicy"]["gang"]["minCount"], 2);
+    let two = write(tmp.path(), "two.yaml", &format!("{PODGROUP_BAD}---\n{PODGROUP_BAD}"));
+    let o = gangwarden(&["policy-request", &two]);
+    assert_eq!(code(&o), 2);
+    assert_eq!(stderr(&o), format!("error: {two}:11:1: holds more than one object; give one\n"));
+}
+
+#[test]
+fn directories_are_searched_for_manifests_only() {
+    let tmp = temp();
+    std::fs::create_dir_all(tmp.path().join("a/b")).expect("dirs");
+    write(&tmp.path().join("a/b"), "pg.yml", PODGROUP_BAD);
+    write(&tmp.path().join("a"), "notes.txt", "not: [yaml");
+    write(tmp.path(), "pg.json", &serde_json::to_string(&json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "j"}, "spec": {"schedulingPolicy": {"basic": {}}}})).expect("json"));
+    let o = gangwarden(&["check", &tmp.path().display().to_string()]);
+    assert_eq!(code(&o), 1);
+    let expected_file: PathBuf = tmp.path().join("a/b/pg.yml");
+    assert!(
+        stdout(&o).starts_with(&format!("{}:9:7: error: PodGroup ml/g: ", expected_file.display())),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).ends_with("2 documents checked in 2 files: 1 accepted, 1 rejected, 0 warnings\n"),
+        "{}",
+        stdout(&o)
+    );
+}

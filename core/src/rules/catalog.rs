@@ -1,0 +1,462 @@
+//! What `gangwarden rules` and the rule reference add to each rule set's `RULES` table: the
+//! kinds a rule applies to and a message it really produces (the e2e fidelity test checks
+//! that every example here is produced, word for word, by some case).
+
+/// The six Kubeflow Training Operator job kinds.
+pub const JOBS: &[&str] = &["TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob"];
+
+/// A rule's kinds and an example message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuleDoc {
+    pub id: &'static str,
+    /// The kinds the rule checks (Kubeflow jobs: see [`JOBS`]).
+    pub kinds: &'static [&'static str],
+    /// A message the rule produced on an e2e case or corpus document.
+    pub example: &'static str,
+}
+
+/// The documentation of the rule `id`.
+pub fn doc(id: &str) -> Option<&'static RuleDoc> {
+    DOCS.iter().find(|d| d.id == id)
+}
+
+const WORKLOAD_AND_PODGROUP: &[&str] = &["Workload", "PodGroup"];
+const WORKLOAD_PODGROUP_JOBS: &[&str] =
+    &["Workload", "PodGroup", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob"];
+const GROUPS_AND_PODS: &[&str] = &["Workload", "PodGroup", "Pod"];
+const JOBS_BUT_MPI: &[&str] = &["TFJob", "PyTorchJob", "JAXJob", "PaddleJob", "XGBoostJob"];
+
+pub const DOCS: &[RuleDoc] = &[
+    RuleDoc {
+        id: "gang.workload-templates",
+        kinds: &["Workload"],
+        example: "spec.podGroupTemplates: Required value [gang.workload-templates]",
+    },
+    RuleDoc {
+        id: "gang.template-name",
+        kinds: &["Workload"],
+        example: "spec.podGroupTemplates[0].name: Required value [gang.template-name]",
+    },
+    RuleDoc {
+        id: "gang.template-unique",
+        kinds: &["Workload"],
+        example: "spec.podGroupTemplates[1]: Duplicate value: {\"name\":\"workers\",\"schedulingPolicy\":{\"basic\":{}}} [gang.template-unique]",
+    },
+    RuleDoc {
+        id: "gang.templates-immutable",
+        kinds: &["Workload"],
+        example: "spec.podGroupTemplates: Forbidden: field is immutable [gang.templates-immutable]",
+    },
+    RuleDoc {
+        id: "gang.controller-ref",
+        kinds: &["Workload"],
+        example: "spec.controllerRef.kind: Required value [gang.controller-ref]",
+    },
+    RuleDoc {
+        id: "gang.policy-union",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.schedulingPolicy: Invalid value: \"\": must specify one of: `basic`, `gang` [gang.policy-union]",
+    },
+    RuleDoc {
+        id: "gang.min-count",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.schedulingPolicy.gang.minCount: Required value [gang.min-count]",
+    },
+    RuleDoc {
+        id: "gang.max-min-count",
+        kinds: WORKLOAD_PODGROUP_JOBS,
+        example: "spec.schedulingPolicy.gang.minCount: Invalid value: 32: must be less than or equal to 16 (settings.maxMinCount) [gang.max-min-count]",
+    },
+    RuleDoc {
+        id: "gang.policy-immutable",
+        kinds: &["PodGroup"],
+        example: "spec.schedulingPolicy: Forbidden: field is immutable [gang.policy-immutable]",
+    },
+    RuleDoc {
+        id: "gang.template-ref",
+        kinds: &["PodGroup"],
+        example: "spec.podGroupTemplateRef.workload.workloadName: Required value [gang.template-ref]",
+    },
+    RuleDoc {
+        id: "gang.template-ref-immutable",
+        kinds: &["PodGroup"],
+        example: "spec.podGroupTemplateRef: Forbidden: field is immutable [gang.template-ref-immutable]",
+    },
+    RuleDoc {
+        id: "gang.template-ref-exists",
+        kinds: &["PodGroup"],
+        example: "spec.podGroupTemplateRef.workload.workloadName: Not found: \"train\": Workload \"train\" not found in namespace \"ml\" [gang.template-ref-exists]",
+    },
+    RuleDoc {
+        id: "gang.template-consistency",
+        kinds: &["PodGroup"],
+        example: "spec.disruptionMode: Invalid value: \"PodGroup\": must equal the disruptionMode of Workload \"train\" template \"launcher\": \"Pod\" [gang.template-consistency]",
+    },
+    RuleDoc {
+        id: "gang.disruption-mode",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.disruptionMode: Forbidden: field is immutable [gang.disruption-mode]",
+    },
+    RuleDoc {
+        id: "gang.disruption-mode-basic",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.disruptionMode: Invalid value: \"PodGroup\": a basic schedulingPolicy schedules pods one by one, so the group cannot be disrupted as a whole (use a gang policy or disruptionMode \"Pod\") [gang.disruption-mode-basic]",
+    },
+    RuleDoc {
+        id: "gang.priority-class-name",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.priorityClassName: Forbidden: field is immutable [gang.priority-class-name]",
+    },
+    RuleDoc {
+        id: "gang.priority",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.priority: Invalid value: 2000000000: must be less than or equal to 1000000000 [gang.priority]",
+    },
+    RuleDoc {
+        id: "gang.user-priority",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.priority: Forbidden: set priorityClassName instead (the priority is computed from the class at admission) [gang.user-priority]",
+    },
+    RuleDoc {
+        id: "gang.scheduling-group",
+        kinds: &["Pod"],
+        example: "spec.schedulingGroup: Forbidden: field is immutable [gang.scheduling-group]",
+    },
+    RuleDoc {
+        id: "gang.pod-group-exists",
+        kinds: &["Pod"],
+        example: "spec.schedulingGroup.podGroupName: PodGroup \"train-workers-0\" does not exist in namespace \"ml\" yet; the Pod stays Pending until it is created [gang.pod-group-exists]",
+    },
+    RuleDoc {
+        id: "gang.min-available",
+        kinds: JOBS,
+        example: "spec.runPolicy.schedulingPolicy.minAvailable: Invalid value: 0: must be greater than or equal to 1 [gang.min-available]",
+    },
+    RuleDoc {
+        id: "gang.require-gang",
+        kinds: JOBS,
+        example: "spec.runPolicy.schedulingPolicy.minAvailable: Required value: jobs with 8 or more replicas must set it (settings.requireGangForJobsWithAtLeast); this one has 8 [gang.require-gang]",
+    },
+    RuleDoc {
+        id: "gang.queue-immutable",
+        kinds: JOBS,
+        example: "spec.runPolicy.schedulingPolicy.queue: Invalid value: \"batch\": spec.runPolicy.schedulingPolicy.queue is immutable (was null) [gang.queue-immutable]",
+    },
+    RuleDoc {
+        id: "gang.schedule-timeout",
+        kinds: JOBS,
+        example: "spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds: Invalid value: -5: must be greater than or equal to 0 [gang.schedule-timeout]",
+    },
+    RuleDoc {
+        id: "gang.scheduler-name",
+        kinds: JOBS,
+        example: "spec.pytorchReplicaSpecs[Worker].template.spec.schedulerName: \"my-scheduler\" is kept instead of the gang scheduler, so these pods are not gang-scheduled unless \"my-scheduler\" is that scheduler [gang.scheduler-name]",
+    },
+    RuleDoc {
+        id: "claims.claim-name",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.resourceClaims[0].name: Required value [claims.claim-name]",
+    },
+    RuleDoc {
+        id: "claims.claim-source",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.resourceClaims[0]: Invalid value: \"\": must specify one of: `resourceClaimName`, `resourceClaimTemplateName` [claims.claim-source]",
+    },
+    RuleDoc {
+        id: "claims.source-name",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.resourceClaims[1].resourceClaimName: Invalid value: \"nic..0\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') [claims.source-name]",
+    },
+    RuleDoc {
+        id: "claims.max-claims",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.resourceClaims: Too many: 5: must have at most 4 items [claims.max-claims]",
+    },
+    RuleDoc {
+        id: "claims.claim-unique",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.resourceClaims[1]: Duplicate value: {\"name\":\"gpu\",\"resourceClaimName\":\"shared-gpu\"} [claims.claim-unique]",
+    },
+    RuleDoc {
+        id: "claims.claims-immutable",
+        kinds: &["PodGroup"],
+        example: "spec.resourceClaims: Forbidden: field is immutable [claims.claims-immutable]",
+    },
+    RuleDoc {
+        id: "claims.pod-claim-match",
+        kinds: &["Pod"],
+        example: "spec.schedulingGroup.podGroupName: PodGroup \"train-workers-0\" does not exist in namespace \"ml\" yet, so this Pod's resourceClaims could not be compared with the group's claims (a Pod shares a group claim only through an identical entry) [claims.pod-claim-match]",
+    },
+    RuleDoc {
+        id: "claims.group-claim-requested",
+        kinds: &["Pod"],
+        example: "spec.resourceClaims[0]: PodGroup \"train-workers-0\" claim \"shared-gpu\" is listed, but no container or init container requests it in resources.claims, so this Pod does not use the group's devices [claims.group-claim-requested]",
+    },
+    RuleDoc {
+        id: "claims.pod-claims",
+        kinds: &["Pod"],
+        example: "spec.resourceClaims[1].name: Duplicate value: \"scratch\" [claims.pod-claims]",
+    },
+    RuleDoc {
+        id: "claims.status-claims",
+        kinds: &["PodGroup"],
+        example: "status.resourceClaimStatuses[1]: Duplicate value: {\"name\":\"gpu\"} [claims.status-claims]",
+    },
+    RuleDoc {
+        id: "claims.source-exists",
+        kinds: GROUPS_AND_PODS,
+        example: "spec.resourceClaims[0].resourceClaimName: Not found: \"shared-nic\": no ResourceClaim with this name in namespace \"ml\" (settings.requireClaimSourcesExist) [claims.source-exists]",
+    },
+    RuleDoc {
+        id: "claims.template-claims",
+        kinds: &["PodGroup"],
+        example: "spec.resourceClaims: Invalid value: []: must equal the resourceClaims of Workload \"train\" template \"workers\": [{\"name\":\"shared-gpu\",\"resourceClaimTemplateName\":\"gpu-template\"}] [claims.template-claims]",
+    },
+    RuleDoc {
+        id: "claims.direct-claims",
+        kinds: GROUPS_AND_PODS,
+        example: "spec.resourceClaims[0].resourceClaimName: Forbidden: claim \"scratch-0\" is shared directly, but only resourceClaimTemplateName is allowed (settings.allowDirectClaims is false) [claims.direct-claims]",
+    },
+    RuleDoc {
+        id: "claims.allowed-templates",
+        kinds: GROUPS_AND_PODS,
+        example: "spec.podGroupTemplates[0].resourceClaims[0].resourceClaimTemplateName: Unsupported value: \"h100-template\": supported values: \"gpu-template\", \"fpga-template\" [claims.allowed-templates]",
+    },
+    RuleDoc {
+        id: "run-policy.job-name",
+        kinds: JOBS_BUT_MPI,
+        example: "metadata.name: Invalid value: \"pytorch-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\": should match: must be no more than 63 characters [run-policy.job-name]",
+    },
+    RuleDoc {
+        id: "run-policy.replica-specs",
+        kinds: JOBS,
+        example: "spec.tfReplicaSpecs: Required value: must be required [run-policy.replica-specs]",
+    },
+    RuleDoc {
+        id: "run-policy.replica-type",
+        kinds: JOBS,
+        example: "spec.jaxReplicaSpecs[Master]: Unsupported value: \"Master\": supported values: \"Worker\" [run-policy.replica-type]",
+    },
+    RuleDoc {
+        id: "run-policy.containers",
+        kinds: JOBS,
+        example: "spec.tfReplicaSpecs[Worker].template.spec.containers: Required value: must be specified [run-policy.containers]",
+    },
+    RuleDoc {
+        id: "run-policy.image",
+        kinds: JOBS,
+        example: "spec.tfReplicaSpecs[Worker].template.spec.containers[1].image: Required value: must be required [run-policy.image]",
+    },
+    RuleDoc {
+        id: "run-policy.default-container",
+        kinds: JOBS,
+        example: "spec.mpiReplicaSpecs[Worker].template.spec.containers[1].name: Required value [run-policy.default-container]",
+    },
+    RuleDoc {
+        id: "run-policy.master-replicas",
+        kinds: &["TFJob", "PyTorchJob", "MPIJob", "XGBoostJob"],
+        example: "spec.tfReplicaSpecs[Chief].replicas: Forbidden: must be 1 [run-policy.master-replicas]",
+    },
+    RuleDoc {
+        id: "run-policy.master-required",
+        kinds: &["MPIJob", "XGBoostJob"],
+        example: "spec.xgbReplicaSpecs[Master]: Required value: must be present [run-policy.master-required]",
+    },
+    RuleDoc {
+        id: "run-policy.chief-or-master",
+        kinds: &["TFJob"],
+        example: "spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master role [run-policy.chief-or-master]",
+    },
+    RuleDoc {
+        id: "run-policy.replicas",
+        kinds: JOBS,
+        example: "spec.jaxReplicaSpecs[Worker].replicas: Forbidden: must be at least 1 [run-policy.replicas]",
+    },
+    RuleDoc {
+        id: "run-policy.pytorch-master",
+        kinds: &["PyTorchJob"],
+        example: "spec.pytorchReplicaSpecs[Master]: a PyTorchJob without elasticPolicy needs a Master: the operator sets MASTER_ADDR, MASTER_PORT and RANK only when one exists, so the workers cannot rendezvous [run-policy.pytorch-master]",
+    },
+    RuleDoc {
+        id: "run-policy.restart-policy",
+        kinds: JOBS,
+        example: "spec.pytorchReplicaSpecs[Worker].restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\", \"ExitCode\" [run-policy.restart-policy]",
+    },
+    RuleDoc {
+        id: "run-policy.exit-code",
+        kinds: JOBS,
+        example: "spec.mpiReplicaSpecs[Worker].restartPolicy: ExitCode reads the exit code of the container named \"mpi\", which this replica does not have (it has \"worker\"), so the operator cannot tell permanent from retryable failures [run-policy.exit-code]",
+    },
+    RuleDoc {
+        id: "run-policy.clean-pod-policy",
+        kinds: JOBS,
+        example: "spec.cleanPodPolicy: Unsupported value: \"Always\": supported values: \"All\", \"None\", \"Running\" [run-policy.clean-pod-policy]",
+    },
+    RuleDoc {
+        id: "run-policy.mpi-clean-pod-policy",
+        kinds: &["MPIJob"],
+        example: "spec.cleanPodPolicy: is deprecated, use spec.runPolicy.cleanPodPolicy instead [run-policy.mpi-clean-pod-policy]",
+    },
+    RuleDoc {
+        id: "run-policy.success-policy",
+        kinds: &["TFJob"],
+        example: "spec.successPolicy: Unsupported value: \"AnyWorker\": supported values: \"\", \"AllWorkers\" [run-policy.success-policy]",
+    },
+    RuleDoc {
+        id: "run-policy.ttl",
+        kinds: JOBS,
+        example: "spec.runPolicy.ttlSecondsAfterFinished: Invalid value: -1: must be greater than or equal to 0 [run-policy.ttl]",
+    },
+    RuleDoc {
+        id: "run-policy.active-deadline",
+        kinds: JOBS,
+        example: "spec.runPolicy.activeDeadlineSeconds: Invalid value: 0: must be greater than or equal to 1 [run-policy.active-deadline]",
+    },
+    RuleDoc {
+        id: "run-policy.backoff-limit",
+        kinds: JOBS,
+        example: "spec.runPolicy.backoffLimit: Invalid value: -3: must be greater than or equal to 0 [run-policy.backoff-limit]",
+    },
+    RuleDoc {
+        id: "run-policy.managed-by",
+        kinds: JOBS,
+        example: "spec.runPolicy.managedBy: Unsupported value: \"kueue.x-k8s.io/multikueue\": supported values: \"kubeflow.org/training-operator\" [run-policy.managed-by]",
+    },
+    RuleDoc {
+        id: "run-policy.managed-by-immutable",
+        kinds: JOBS,
+        example: "spec.runPolicy.managedBy: Invalid value: \"null\": field is immutable [run-policy.managed-by-immutable]",
+    },
+    RuleDoc {
+        id: "run-policy.elastic-worker",
+        kinds: &["PyTorchJob", "PaddleJob"],
+        example: "spec.paddleReplicaSpecs[Worker]: Required value: must be configured if elastic policy is used [run-policy.elastic-worker]",
+    },
+    RuleDoc {
+        id: "run-policy.nproc-per-node",
+        kinds: &["PyTorchJob"],
+        example: "spec.elasticPolicy.nProcPerNode: is deprecated, use spec.nprocPerNode instead [run-policy.nproc-per-node]",
+    },
+    RuleDoc {
+        id: "run-policy.elastic-replicas",
+        kinds: &["PyTorchJob", "PaddleJob"],
+        example: "spec.elasticPolicy.minReplicas: Invalid value: 0: must be greater than or equal to 1 [run-policy.elastic-replicas]",
+    },
+    RuleDoc {
+        id: "run-policy.elastic-policy",
+        kinds: &["PyTorchJob"],
+        example: "spec.elasticPolicy.rdzvConf[1].key: Required value [run-policy.elastic-policy]",
+    },
+    RuleDoc {
+        id: "run-policy.slots-per-worker",
+        kinds: &["MPIJob"],
+        example: "spec.slotsPerWorker: Invalid value: 0: must be greater than or equal to 1 [run-policy.slots-per-worker]",
+    },
+    RuleDoc {
+        id: "run-policy.main-container",
+        kinds: &["MPIJob"],
+        example: "spec.mainContainer: Invalid value: \"trainer\": must name a container of spec.mpiReplicaSpecs[Worker] (\"mpi\", \"sidecar\"): the launcher runs the MPI processes in it [run-policy.main-container]",
+    },
+    RuleDoc {
+        id: "run-policy.default-port",
+        kinds: JOBS_BUT_MPI,
+        example: "spec.pytorchReplicaSpecs[Master].template.spec.containers[1].ports[0].name: Invalid value: \"pytorchjob-port\": the operator reads this port from the container named \"pytorch\", so declare it there [run-policy.default-port]",
+    },
+    RuleDoc {
+        id: "run-policy.ports",
+        kinds: JOBS,
+        example: "spec.xgbReplicaSpecs[Worker].template.spec.containers[0].ports[2].name: Duplicate value: \"metrics\" [run-policy.ports]",
+    },
+    RuleDoc {
+        id: "topology.max-entries",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.schedulingConstraints.topology: Too many: 2: must have at most 1 item [topology.max-entries]",
+    },
+    RuleDoc {
+        id: "topology.key",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.schedulingConstraints.topology[0].key: Required value [topology.key]",
+    },
+    RuleDoc {
+        id: "topology.immutable",
+        kinds: &["PodGroup"],
+        example: "spec.schedulingConstraints: Forbidden: field is immutable [topology.immutable]",
+    },
+    RuleDoc {
+        id: "topology.preemption",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.podGroupTemplates[0].schedulingConstraints.topology: is combined with disruptionMode \"PodGroup\", but Kubernetes 1.36 does not run workload-aware preemption for pod groups with scheduling constraints (\"workload aware preemption is not supported for pod groups with scheduling constraints\"), so the scheduler will not preempt other pods to make room for this group [topology.preemption]",
+    },
+    RuleDoc {
+        id: "topology.key-on-nodes",
+        kinds: WORKLOAD_PODGROUP_JOBS,
+        example: "spec.schedulingConstraints.topology[0].key: Invalid value: \"keyValue\": no node carries the label \"keyValue\" (checked 0 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
+    },
+    RuleDoc {
+        id: "topology.domain-size",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.schedulingPolicy.gang.minCount: 3 is larger than the largest \"topology.example.com/rack\" domain (2 nodes): the 4 nodes carrying the label form 3 distinct domains, so the gang can never fit with one pod per node [topology.domain-size]",
+    },
+    RuleDoc {
+        id: "topology.basic-policy",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.schedulingConstraints.topology: with a basic schedulingPolicy the scheduler checks the topology only against the pods it has seen so far, so pods created later may find no room in the chosen domain: use a gang policy, or hold the pods with schedulingGates until all of them exist [topology.basic-policy]",
+    },
+    RuleDoc {
+        id: "topology.allowed-keys",
+        kinds: WORKLOAD_PODGROUP_JOBS,
+        example: "spec.schedulingConstraints.topology[0].key: Unsupported value: \"topology.example.com/rack\": supported values: \"topology.kubernetes.io/zone\" [topology.allowed-keys]",
+    },
+    RuleDoc {
+        id: "topology.require-topology",
+        kinds: WORKLOAD_AND_PODGROUP,
+        example: "spec.schedulingConstraints.topology: Required value: gangs with minCount 16 or more must be kept in one topology domain (settings.requireTopologyForMinCountAtLeast), and this one has minCount 16 [topology.require-topology]",
+    },
+    RuleDoc {
+        id: "topology.kueue-one-of",
+        kinds: JOBS,
+        example: "spec.pytorchReplicaSpecs[Master].template.metadata.annotations: Invalid value: must not contain more than one topology annotation: [\"kueue.x-k8s.io/podset-required-topology\", \"kueue.x-k8s.io/podset-preferred-topology\", \"kueue.x-k8s.io/podset-unconstrained-topology\"] [topology.kueue-one-of]",
+    },
+    RuleDoc {
+        id: "topology.kueue-value",
+        kinds: JOBS,
+        example: "spec.tfReplicaSpecs[PS].template.metadata.annotations[kueue.x-k8s.io/podset-unconstrained-topology]: Invalid value: \"yes\": must be a boolean value [topology.kueue-value]",
+    },
+    RuleDoc {
+        id: "topology.kueue-slice",
+        kinds: JOBS,
+        example: "spec.mpiReplicaSpecs[Worker].template.metadata.annotations[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"0x2\": must be a numeric value [topology.kueue-slice]",
+    },
+    RuleDoc {
+        id: "topology.kueue-group",
+        kinds: JOBS,
+        example: "spec.pytorchReplicaSpecs[Worker].template.metadata.annotations[kueue.x-k8s.io/podset-group-name]: Invalid value: \"7\": must not be a number [topology.kueue-group]",
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::ALL;
+
+    #[test]
+    fn every_rule_has_one_doc_and_no_doc_is_stray() {
+        let ids: Vec<&str> = ALL.iter().flat_map(|(_, rules)| rules.iter().map(|r| r.id)).collect();
+        for id in &ids {
+            assert_eq!(DOCS.iter().filter(|d| d.id == *id).count(), 1, "{id}");
+        }
+        for d in DOCS {
+            assert!(ids.contains(&d.id), "{} documents no rule", d.id);
+        }
+    }
+
+    #[test]
+    fn examples_name_their_rule_and_kinds_are_known() {
+        let known = ["Workload", "PodGroup", "Pod"];
+        for d in DOCS {
+            assert!(d.example.ends_with(&format!("[{}]", d.id)), "{}: {}", d.id, d.example);
+            assert!(!d.kinds.is_empty(), "{}", d.id);
+            assert!(d.kinds.iter().all(|k| known.contains(k) || JOBS.contains(k)), "{}: {:?}", d.id, d.kinds);
+        }
+    }
+}
