@@ -60,7 +60,7 @@ unit:
 e2e: policies
 	$(CARGO) test --locked -p gangwarden-e2e-tests
 
-test: fmt-check lint unit e2e bench-check
+test: fmt-check lint unit e2e
 
 # The same cases through kwctl, when it is installed: requests, settings and replay
 # sessions are exported from the case files, then checked against kwctl's answers.
