@@ -335,16 +335,19 @@ pub fn hostile_payloads() -> Vec<Hostile> {
         Hostile { name: "minCount past u64", payload: with_min_count("1e400"), answer: Answer::BadRequest },
         Hostile { name: "minCount a float", payload: with_min_count("4.5"), answer: Answer::BadRequest },
         Hostile { name: "minCount 4.0", payload: with_min_count("4.0"), answer: Answer::BadRequest },
-        Hostile { name: "minCount -0", payload: with_min_count("-0"), answer: Answer::Verdict },
+        // serde_json reads `-0` as the float -0.0, which is no int32.
+        Hostile { name: "minCount -0", payload: with_min_count("-0"), answer: Answer::BadRequest },
         Hostile {
             name: "replicas a float",
             payload: splice(&create(&job), "\"replicas\":2", b"\"replicas\":2.5"),
             answer: Answer::BadRequest,
         },
+        // Duplicate keys: the last one wins, as in Go's encoding/json (the apiserver never sends
+        // them; what matters is a clean answer). minCount 0 then breaks a gang rule.
         Hostile {
             name: "duplicate keys in the object",
             payload: splice(&create(&pg), "\"minCount\":4", b"\"minCount\":4,\"minCount\":0"),
-            answer: Answer::BadRequest,
+            answer: Answer::Verdict,
         },
         Hostile {
             name: "duplicate request key",
@@ -353,7 +356,7 @@ pub fn hostile_payloads() -> Vec<Hostile> {
                 "\"operation\":\"CREATE\"",
                 b"\"operation\":\"CREATE\",\"operation\":\"DELETE\"",
             ),
-            answer: Answer::BadRequest,
+            answer: Answer::Accepted,
         },
         Hostile {
             name: "invalid UTF-8 in a string",

@@ -19,8 +19,10 @@ pub const BOUNDED_LEN: usize = 64 * 1024;
 /// Objects for the lookups to find: Nodes, a Workload, a PodGroup and a claim template.
 pub fn cluster() -> MemoryCluster {
     let mut objects: Vec<serde_json::Value> = (0..8)
-        .map(|i| json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("node-{i}"),
-                        "labels": {"topology.example.com/rack": format!("r{}", i / 4)}}}))
+        .map(|i| {
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("node-{i}"),
+                        "labels": {"topology.example.com/rack": format!("r{}", i / 4)}}})
+        })
         .collect();
     objects.push(json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload",
         "metadata": {"name": "train", "namespace": "ml"},
