@@ -780,7 +780,7 @@ mod tests {
     fn tree() -> Workload {
         Workload::decode(
             Version::V1beta1,
-            json!({"spec": {"compositePodGroupTemplates": [{
+            &json!({"spec": {"compositePodGroupTemplates": [{
                 "name": "job", "schedulingPolicy": {"gang": {"minGroupCount": 2}},
                 "schedulingConstraints": {"topology": [{"key": "zone"}]},
                 "podGroupTemplates": [{"name": "leader", "schedulingPolicy": {"basic": {}},
@@ -839,14 +839,14 @@ mod tests {
     fn v1beta1_and_v1alpha3_read_alike_and_v1alpha2_keeps_its_shapes() {
         let pg = json!({"spec": {"schedulingPolicy": {"gang": {"minCount": 3}}, "disruptionMode": {"single": {}},
                                  "workloadRef": {"workloadName": "w", "templateName": "t"}}});
-        let beta = PodGroup::decode(Version::V1beta1, pg.clone()).unwrap();
-        let alpha3 = PodGroup::decode(Version::V1alpha3, pg).unwrap();
+        let beta = PodGroup::decode(Version::V1beta1, &pg).unwrap();
+        let alpha3 = PodGroup::decode(Version::V1alpha3, &pg).unwrap();
         assert_eq!(beta, alpha3);
         let r = beta.template_ref().unwrap();
         assert_eq!((r.workload_name, r.template_name, r.path.as_str()), ("w", "t", "spec.workloadRef"));
         let old = PodGroup::decode(
             Version::V1alpha2,
-            json!({"spec": {"schedulingPolicy": {"gang": {"minCount": 3}}, "disruptionMode": "PodGroup",
+            &json!({"spec": {"schedulingPolicy": {"gang": {"minCount": 3}}, "disruptionMode": "PodGroup",
                             "podGroupTemplateRef": {"workload": {"workloadName": "w", "podGroupTemplateName": "t"}}}}),
         )
         .unwrap();
