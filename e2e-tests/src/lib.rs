@@ -8,6 +8,7 @@
 pub mod case;
 pub mod corpus;
 pub mod host;
+pub mod playground;
 
 use std::path::{Path, PathBuf};
 
