@@ -178,8 +178,15 @@ fn stem(path: &Path) -> String {
     path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default()
 }
 
+/// Larger states (the thousands-of-Nodes topology cases) stay out of the gallery: they are
+/// for the fidelity test, not for reading in an editor.
+const MAX_GALLERY_STATE_BYTES: usize = 64 * 1024;
+
 fn case_entry(id: String, policy: &str, case: &Case) -> Option<Entry> {
     let state = case_state(policy, case).ok()?;
+    if state.manifests.len() + state.old.len() + state.cluster.len() > MAX_GALLERY_STATE_BYTES {
+        return None;
+    }
     let expected = case.expect.as_ref().map_or("", expected_label).to_string();
     let title = id.rsplit('/').next().unwrap_or(&id).to_string();
     Some(Entry { id, title, description: case.description.trim().to_string(), expected, state })

@@ -602,6 +602,10 @@ async function main() {
   pg.evaluate = () => evaluateNow();
   pg.call = (op, arg) => engine.call(op, arg);
   pg.editorText = () => editor?.getText();
+  pg.setManifests = (text) => {
+    setManifestsText(text);
+    if (!editor) evaluateSoon();
+  };
   pg.editorSelectionLine = () => editor?.selectionLine();
   pg.editorFocused = () => Boolean(editor?.hasFocus());
 
