@@ -279,8 +279,7 @@ fn readme_table(readme: &str, heading: &str) -> Vec<Vec<String>> {
         if !inside || !line.starts_with('|') || line.starts_with("|---") {
             continue;
         }
-        let cells: Vec<String> =
-            line.trim().trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect();
+        let cells: Vec<String> = line.trim().trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect();
         rows.push(cells);
     }
     rows.into_iter().skip(1).collect()

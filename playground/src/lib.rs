@@ -50,9 +50,7 @@ fn attach_mutated_originals(input: &Input, report: &mut Value) {
         }
         let Some(file) = input.files.iter().find(|f| doc["file"] == f.name.as_str()) else { continue };
         let original = read_documents(file).ok().and_then(|docs| {
-            docs.into_iter()
-                .find(|d| doc["document"] == d.index && doc["item"] == json!(d.item))
-                .map(|d| d.value)
+            docs.into_iter().find(|d| doc["document"] == d.index && doc["item"] == json!(d.item)).map(|d| d.value)
         });
         doc["object"] = original.unwrap_or(Value::Null);
     }

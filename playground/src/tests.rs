@@ -50,7 +50,10 @@ fn result<'a>(doc: &'a Value, rule_set: &str) -> &'a Value {
 fn the_default_example_is_rejected_by_gang_with_located_violations() {
     let report = run(&input(BROKEN_PODGROUP, Value::Null, &[]));
     let doc = &report["documents"][0];
-    assert_eq!((doc["kind"].as_str(), doc["name"].as_str(), doc["operation"].as_str()), (Some("PodGroup"), Some("broken"), Some("CREATE")));
+    assert_eq!(
+        (doc["kind"].as_str(), doc["name"].as_str(), doc["operation"].as_str()),
+        (Some("PodGroup"), Some("broken"), Some("CREATE"))
+    );
     let gang = result(doc, "gang");
     assert_eq!(gang["accepted"], false);
     let located: Vec<(String, u64, u64)> = gang["violations"]
@@ -91,7 +94,9 @@ fn a_clock_times_each_rule_set() {
         now += 250.0;
         now
     };
-    let report: Value = serde_json::from_str(&evaluate_json(&input(BROKEN_PODGROUP, Value::Null, &["gang"]), Some(&mut clock))).unwrap();
+    let report: Value =
+        serde_json::from_str(&evaluate_json(&input(BROKEN_PODGROUP, Value::Null, &["gang"]), Some(&mut clock)))
+            .unwrap();
     assert_eq!(result(&report["documents"][0], "gang")["elapsedMicros"], 250.0);
 }
 
@@ -102,7 +107,10 @@ fn a_mutation_comes_with_its_patch_and_the_original_object() {
     let doc = &report["documents"][0];
     let run_policy = result(doc, "runPolicy");
     assert_eq!(run_policy["accepted"], true);
-    assert_eq!(run_policy["patch"], json!([{"op": "add", "path": "/spec/runPolicy", "value": {"cleanPodPolicy": "All"}}]));
+    assert_eq!(
+        run_policy["patch"],
+        json!([{"op": "add", "path": "/spec/runPolicy", "value": {"cleanPodPolicy": "All"}}])
+    );
     assert_eq!(doc["object"]["spec"]["runPolicy"], Value::Null);
     assert_eq!(run_policy["mutatedObject"]["spec"]["runPolicy"]["cleanPodPolicy"], "All");
 }
@@ -120,7 +128,8 @@ fn unreadable_input_is_an_error_with_its_position() {
 
 #[test]
 fn a_document_over_3_mib_is_refused() {
-    let big = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big}}\ndata:\n  k: {}\n", "x".repeat(4 << 20));
+    let big =
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big}}\ndata:\n  k: {}\n", "x".repeat(4 << 20));
     let report = run(&input(&big, Value::Null, &[]));
     assert_eq!(
         report["errors"],
