@@ -217,7 +217,12 @@ pub fn judge(expect: &Expect, request: &Value, out: &KwctlOutput) -> Result<(), 
     let answer = answer_from_kwctl(&response, request)?;
     check(
         &expect,
-        &Evaluation { answer: Ok(answer), host_calls: Vec::new(), call_time: Default::default(), host_time: Default::default() },
+        &Evaluation {
+            answer: Ok(answer),
+            host_calls: Vec::new(),
+            call_time: Default::default(),
+            host_time: Default::default(),
+        },
     )
 }
 

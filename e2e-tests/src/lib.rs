@@ -8,9 +8,10 @@
 pub mod case;
 pub mod corpus;
 pub mod host;
-pub mod payloads;
 pub mod kwctl;
 pub mod packaging;
+pub mod payloads;
+pub mod playground;
 
 use std::path::{Path, PathBuf};
 

@@ -27,6 +27,8 @@ struct Subject {
     /// Bundle-format settings.
     settings: Value,
     rule_sets: Vec<RuleSetName>,
+    /// The apiVersions the case's cluster serves (empty: every version).
+    served_api_versions: Vec<String>,
 }
 
 fn rule_sets_of(policy: &str) -> Vec<RuleSetName> {
@@ -86,6 +88,7 @@ fn subjects() -> (Vec<Subject>, usize) {
                 cluster: cluster_objects(&case),
                 settings: bundle_settings(policy, &case.settings),
                 rule_sets: rule_sets_of(policy),
+                served_api_versions: case.served_api_versions.clone().unwrap_or_default(),
             });
         }
     }
@@ -101,6 +104,7 @@ fn subjects() -> (Vec<Subject>, usize) {
             cluster: cluster_objects(&c.case),
             settings: Value::Null,
             rule_sets: RuleSetName::ALL.to_vec(),
+            served_api_versions: c.case.served_api_versions.clone().unwrap_or_default(),
         });
     }
     (out, left_out)
@@ -179,6 +183,7 @@ fn compare(
         )],
         settings: subject.settings.clone(),
         rule_sets: subject.rule_sets.clone(),
+        served_api_versions: Some(subject.served_api_versions.clone()),
         ..Input::default()
     };
     let report = check(&input).map_err(|e| format!("the engine refused the input: {e:?}"))?;

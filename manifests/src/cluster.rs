@@ -180,7 +180,9 @@ mod tests {
         let partial = DocumentCluster::partial(Vec::new());
         assert_eq!(
             partial.list(&pods),
-            Err(LookupError::Failed("no v1 Pod objects were given to check against (add them as cluster objects)".into()))
+            Err(LookupError::Failed(
+                "no v1 Pod objects were given to check against (add them as cluster objects)".into()
+            ))
         );
         assert_eq!(
             partial.take_lookups()[0].result,

@@ -546,7 +546,10 @@ fn run(input: &Input, mut clock: Option<&mut dyn FnMut() -> f64>) -> Result<Repo
         .filter(|d| d.document.value.is_object())
         .map(|d| d.document.value.clone())
         .collect();
-    let served = served_api_versions(input, &documents.iter().chain(&old).chain(&extra).map(|d| &d.document.value).collect::<Vec<_>>());
+    let served = served_api_versions(
+        input,
+        &documents.iter().chain(&old).chain(&extra).map(|d| &d.document.value).collect::<Vec<_>>(),
+    );
     let cluster = if input.partial_cluster { DocumentCluster::partial(objects) } else { DocumentCluster::new(objects) };
     let cluster = match served {
         Some(served) => cluster.serving(served),
