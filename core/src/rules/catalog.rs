@@ -93,6 +93,41 @@ pub const DOCS: &[RuleDoc] = &[
         example: "spec.disruptionMode: Invalid value: \"PodGroup\": must equal the disruptionMode of Workload \"train\" template \"launcher\": \"Pod\" [gang.template-consistency]",
     },
     RuleDoc {
+        id: "gang.template-depth",
+        kinds: &["Workload"],
+        example: "spec.compositePodGroupTemplates[0].compositePodGroupTemplates[0].compositePodGroupTemplates[0].compositePodGroupTemplates[0]: Invalid value: \"c4\": maximum template hierarchy depth is 4 [gang.template-depth]",
+    },
+    RuleDoc {
+        id: "gang.composite-children",
+        kinds: &["Workload"],
+        example: "spec.compositePodGroupTemplates[0].compositePodGroupTemplates[0]: Invalid value: \"empty\": must have at least one child PodGroupTemplate or CompositePodGroupTemplate [gang.composite-children]",
+    },
+    RuleDoc {
+        id: "gang.workload-priority",
+        kinds: &["Workload"],
+        example: "spec: Invalid value: null: detected multiple priority configurations [gang.workload-priority]",
+    },
+    RuleDoc {
+        id: "gang.preemption-policy",
+        kinds: &["Workload", "PodGroup", "CompositePodGroup"],
+        example: "spec.preemptionPolicy: Unsupported value: \"Always\": supported values: \"Never\", \"PreemptLowerPriority\" [gang.preemption-policy]",
+    },
+    RuleDoc {
+        id: "gang.parent-group",
+        kinds: &["PodGroup", "CompositePodGroup"],
+        example: "spec.parentCompositePodGroupName: Forbidden: field is immutable [gang.parent-group]",
+    },
+    RuleDoc {
+        id: "gang.hierarchy",
+        kinds: &["PodGroup", "CompositePodGroup"],
+        example: "spec.parentCompositePodGroupName: Not found: \"train-job-0\": CompositePodGroup \"train-job-0\" not found in namespace \"ml\" [gang.hierarchy]",
+    },
+    RuleDoc {
+        id: "gang.composite-name",
+        kinds: &["CompositePodGroup"],
+        example: "metadata.name: Invalid value: \"Train_Job\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') [gang.composite-name]",
+    },
+    RuleDoc {
         id: "gang.disruption-mode",
         kinds: WORKLOAD_AND_PODGROUP,
         example: "spec.disruptionMode: Forbidden: field is immutable [gang.disruption-mode]",
