@@ -125,7 +125,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := request_bytes structured settings
 # Its own target dir: the instrumented build must not block (or be rebuilt by) the others.
 FUZZ_TARGET_DIR ?= $(CARGO_TARGET_DIR)/fuzz
-fuzz:
+fuzz: tools
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin fuzz-seeds -- fuzz/corpus
 	mkdir -p fuzz/corpus/structured
 	for t in $(FUZZ_TARGETS); do \
@@ -190,15 +190,17 @@ PLAYGROUND_DATA := $(CARGO_TARGET_DIR)/playground-data
 PLAYGROUND_PORT ?= 8123
 .PHONY: playground playground-serve playground-test
 
-playground/node_modules/.package-lock.json: playground/package-lock.json
-	cd playground && npm ci --no-audit --no-fund
+# wasm-pack, wasm-bindgen-cli, cargo-fuzz and the npm packages, each installed only when missing.
+.PHONY: tools
+tools:
+	scripts/tools.sh
 
 # Size comes from the release profile (opt-level "z", LTO, one codegen unit, strip, abort).
 # No wasm-opt pass (playground/Cargo.toml turns wasm-pack's off): Debian's binaryen 108 turns
 # wasm-bindgen 0.2.130's externref table into a funcref table even at -O0, so the module
 # fails to instantiate; and measured here, -Oz/-Os output gzips to 450 KB against 334 KB
 # without it (-O1, which still breaks the module, would save 5 KB).
-playground: playground/node_modules/.package-lock.json
+playground: tools
 	wasm-pack build playground --target web --release --no-typescript --no-pack --out-dir $(PLAYGROUND_PKG) -- --locked
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin playground-data -- $(PLAYGROUND_DATA)
 	node playground/build/build.mjs --pkg $(PLAYGROUND_PKG) --data $(PLAYGROUND_DATA) --out playground/dist

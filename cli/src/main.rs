@@ -57,7 +57,7 @@ struct CheckArgs {
     #[arg(long = "whole-cluster")]
     whole_cluster: bool,
     /// The Kubernetes release the manifests are for: reports Workloads and PodGroups in a
-    /// scheduling.k8s.io version it does not serve. Supported: 1.36.
+    /// scheduling.k8s.io version it does not serve. Supported: 1.36, 1.37.
     #[arg(long = "api-version", value_name = "VERSION", value_parser = parse_kubernetes_version)]
     api_version: Option<KubernetesVersion>,
     /// Output format.

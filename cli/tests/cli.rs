@@ -379,9 +379,10 @@ fn api_version_reports_unserved_versions() {
     let file = write(
         tmp.path(),
         "w.yaml",
-        "apiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w}\nspec: {}\n",
+        "apiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w}\nspec: {podGroupTemplates: [{name: a, schedulingPolicy: {basic: {}}}]}\n",
     );
     assert_eq!(code(&gangwarden(&["check", &file])), 0);
+    assert_eq!(code(&gangwarden(&["check", "--api-version", "1.37", &file])), 0);
     let o = gangwarden(&["check", "--api-version", "1.36", &file]);
     assert_eq!(code(&o), 1);
     assert_eq!(
