@@ -487,7 +487,7 @@ mod tests {
 
     #[test]
     fn examples_name_their_rule_and_kinds_are_known() {
-        let known = ["Workload", "PodGroup", "Pod"];
+        let known = ["Workload", "PodGroup", "CompositePodGroup", "Pod"];
         for d in DOCS {
             assert!(d.example.ends_with(&format!("[{}]", d.id)), "{}: {}", d.id, d.example);
             assert!(!d.kinds.is_empty(), "{}", d.id);
