@@ -196,7 +196,8 @@ fn compare(
         let policy = &policies[rule_set];
         let settings = &subject.settings[rule_set.as_str()];
         let payload = serde_json::to_vec(&json!({"request": request, "settings": settings})).expect("payload");
-        let evaluation = policy.call("validate", &payload, MemoryCluster::new(cluster.clone()))?;
+        let cluster = MemoryCluster::new(cluster.clone()).serving(subject.served_api_versions.iter().cloned());
+        let evaluation = policy.call("validate", &payload, cluster)?;
         let module = module_answer(&evaluation.answer?);
         let engine = match report.documents.first() {
             Some(doc) => {
