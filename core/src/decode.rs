@@ -1,5 +1,6 @@
 //! Decoding JSON into typed objects with the path of the first field that does not fit.
 
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -16,4 +17,14 @@ pub fn from_json<T: DeserializeOwned>(value: &Value) -> Result<T, String> {
         let path = e.path().to_string();
         if path == "." { e.inner().to_string() } else { format!("{path}: {}", e.inner()) }
     })
+}
+
+/// `null` reads as the field's default, as Go's JSON decoding (and k8s-openapi) does for
+/// required fields.
+pub fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }

@@ -1,16 +1,18 @@
 //! Typed `kubeflow.org/v1` training jobs (training-operator release-1.9 API).
 //!
 //! Every field of the v1 API is here; unknown fields are ignored (the apiserver prunes them
-//! from custom resources before any webhook sees the object). Pod templates are k8s-openapi's
-//! `PodTemplateSpec`, so they decode exactly like core Pods.
+//! from custom resources before any webhook sees the object). Pod templates are the core's
+//! [`PodTemplateSpec`](crate::pod::PodTemplateSpec): the fields the rules read, decoded exactly
+//! like a Pod's.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::autoscaling::v2::MetricSpec;
-use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 use serde::{Deserialize, Serialize};
+
+use crate::pod::PodTemplateSpec;
 
 /// The six job kinds, with what differs between them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -463,19 +465,6 @@ impl KubeflowJob {
 
     pub fn as_mpi(&self) -> Option<&MPIJobSpec> {
         if let JobSpec::MPI(s) = &self.spec { Some(s) } else { None }
-    }
-
-    /// Serialises the job back to JSON (used to return a mutated object).
-    pub fn spec_value(&self) -> serde_json::Value {
-        let v = match &self.spec {
-            JobSpec::TF(s) => serde_json::to_value(s),
-            JobSpec::PyTorch(s) => serde_json::to_value(s),
-            JobSpec::MPI(s) => serde_json::to_value(s),
-            JobSpec::JAX(s) => serde_json::to_value(s),
-            JobSpec::Paddle(s) => serde_json::to_value(s),
-            JobSpec::XGBoost(s) => serde_json::to_value(s),
-        };
-        v.unwrap_or(serde_json::Value::Null)
     }
 }
 

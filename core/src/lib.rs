@@ -11,6 +11,7 @@ pub mod engine;
 pub mod field;
 pub mod kubeflow;
 pub mod names;
+pub mod pod;
 pub mod request;
 pub mod review;
 pub mod rules;

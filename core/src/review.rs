@@ -1,10 +1,10 @@
 //! The admission request, decoded into typed resources.
 
-use k8s_openapi::api::core::v1::Pod;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::kubeflow::{JobKind, KubeflowJob};
+use crate::pod::Pod;
 use crate::scheduling::{self, CompositePodGroup, PodGroup, Version, Workload};
 
 pub const SCHEDULING_GROUP: &str = scheduling::GROUP;

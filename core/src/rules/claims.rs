@@ -6,13 +6,14 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use k8s_openapi::api::core::v1::{Pod, PodResourceClaim, PodSpec};
+use k8s_openapi::api::core::v1::PodResourceClaim;
 use serde::Deserialize;
 
 use crate::cluster::{Cluster, LookupError, Query};
 use crate::engine::RuleSet;
 use crate::field::{BadValue, FieldError, Path};
 use crate::names::{self, check};
+use crate::pod::{Pod, PodSpec};
 use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
 use crate::rules::gang::{find_template, get_workload};

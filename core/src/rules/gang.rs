@@ -5,7 +5,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::scheduling::v1alpha2 as a2;
 use k8s_openapi_137::api::scheduling::v1beta1 as b1;
 use serde::{Deserialize, Serialize};
@@ -15,6 +14,7 @@ use crate::engine::RuleSet;
 use crate::field::{BadValue, FieldError, Path};
 use crate::kubeflow::KubeflowJob;
 use crate::names::{self, check};
+use crate::pod::Pod;
 use crate::review::{Resource, Review};
 use crate::rules::RuleInfo;
 use crate::scheduling::{

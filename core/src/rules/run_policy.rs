@@ -6,7 +6,6 @@
 //! see the same text whichever of the two caught it; MPIJob's controller-only checks and the
 //! policy's own rules use apiserver field-error wording.
 
-use k8s_openapi::api::core::v1::Container;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -15,6 +14,7 @@ use crate::engine::RuleSet;
 use crate::field::{FieldError, Path};
 use crate::kubeflow::{JobKind, KubeflowJob, ReplicaSpec, RunPolicy};
 use crate::names;
+use crate::pod::Container;
 use crate::review::{Resource, Review};
 use crate::rules::RuleInfo;
 use crate::verdict::Verdict;
