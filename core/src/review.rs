@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::decode::null_as_default;
 use crate::kubeflow::{JobKind, KubeflowJob};
 use crate::pod::Pod;
 use crate::scheduling::{self, CompositePodGroup, PodGroup, Version, Workload};
@@ -14,11 +15,11 @@ pub const KUBEFLOW_VERSION: &str = "v1";
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
 pub struct GroupVersionKind {
-    #[serde(deserialize_with = "string_or_null")]
+    #[serde(deserialize_with = "null_as_default")]
     pub group: String,
-    #[serde(deserialize_with = "string_or_null")]
+    #[serde(deserialize_with = "null_as_default")]
     pub version: String,
-    #[serde(deserialize_with = "string_or_null")]
+    #[serde(deserialize_with = "null_as_default")]
     pub kind: String,
 }
 
@@ -39,25 +40,20 @@ impl GroupVersionKind {
     }
 }
 
-/// `null` reads as an empty string, as Go's JSON decoding does for string fields.
-fn string_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
-}
-
 /// The fields of an AdmissionRequest that the rules use.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AdmissionRequest {
-    #[serde(deserialize_with = "string_or_null")]
+    #[serde(deserialize_with = "null_as_default")]
     pub uid: String,
     pub kind: GroupVersionKind,
-    #[serde(deserialize_with = "string_or_null")]
+    #[serde(deserialize_with = "null_as_default")]
     pub operation: String,
-    #[serde(deserialize_with = "string_or_null")]
+    #[serde(deserialize_with = "null_as_default")]
     pub namespace: String,
-    #[serde(deserialize_with = "string_or_null")]
+    #[serde(deserialize_with = "null_as_default")]
     pub name: String,
-    #[serde(deserialize_with = "string_or_null")]
+    #[serde(deserialize_with = "null_as_default")]
     pub sub_resource: String,
     pub object: Value,
     pub old_object: Value,
