@@ -6,8 +6,10 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+use crate::decode::to_raw;
 
 /// Which objects to read. `namespace: None` means cluster-scoped (get) or all namespaces (list).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,21 +48,14 @@ impl fmt::Display for LookupError {
     }
 }
 
+/// Answers are JSON text, as the host sends them: rules decode the fields they read straight
+/// from it, or nothing at all when the answer's existence is what counts.
 pub trait Cluster {
     /// One object by name; `Ok(None)` when it does not exist.
-    fn get(&self, query: &Query, name: &str) -> Result<Option<Value>, LookupError>;
-    /// Every object of a kind, in one namespace or in all of them.
-    fn list(&self, query: &Query) -> Result<Vec<Value>, LookupError>;
-}
-
-/// Typed `get`: an object that does not decode counts as a failed lookup.
-pub fn get_as<T: DeserializeOwned>(cluster: &dyn Cluster, query: &Query, name: &str) -> Result<Option<T>, LookupError> {
-    match cluster.get(query, name)? {
-        None => Ok(None),
-        Some(v) => crate::decode::from_value(v)
-            .map(Some)
-            .map_err(|e| LookupError::Failed(format!("cannot decode {} {name:?}: {e}", query.kind))),
-    }
+    fn get(&self, query: &Query, name: &str) -> Result<Option<Box<RawValue>>, LookupError>;
+    /// Every object of a kind, in one namespace or in all of them: the JSON text of a list
+    /// object (`{"kind": "NodeList", ..., "items": [...]}`) whose `items` holds them.
+    fn list(&self, query: &Query) -> Result<String, LookupError>;
 }
 
 /// A cluster that holds a fixed set of objects, for tests, the e2e host and the playground.
@@ -130,8 +125,9 @@ impl MemoryCluster {
     }
 }
 
-impl Cluster for MemoryCluster {
-    fn get(&self, query: &Query, name: &str) -> Result<Option<Value>, LookupError> {
+impl MemoryCluster {
+    /// The object a get answers with, as a value.
+    pub fn get_object(&self, query: &Query, name: &str) -> Result<Option<Value>, LookupError> {
         self.check(query)?;
         Ok(self
             .matching(query)
@@ -139,10 +135,26 @@ impl Cluster for MemoryCluster {
             .map(|o| in_version(apply_field_masks(o, self.masks(query)), query)))
     }
 
-    fn list(&self, query: &Query) -> Result<Vec<Value>, LookupError> {
+    /// The objects a list answers with, as values.
+    pub fn list_objects(&self, query: &Query) -> Result<Vec<Value>, LookupError> {
         self.check(query)?;
         Ok(self.matching(query).map(|o| in_version(apply_field_masks(o, self.masks(query)), query)).collect())
     }
+}
+
+impl Cluster for MemoryCluster {
+    fn get(&self, query: &Query, name: &str) -> Result<Option<Box<RawValue>>, LookupError> {
+        Ok(self.get_object(query, name)?.as_ref().map(to_raw))
+    }
+
+    fn list(&self, query: &Query) -> Result<String, LookupError> {
+        Ok(list_answer(query, self.list_objects(query)?).to_string())
+    }
+}
+
+/// The list object the apiserver answers a list of `query`'s kind with.
+pub fn list_answer(query: &Query, items: Vec<Value>) -> Value {
+    serde_json::json!({"apiVersion": query.api_version, "kind": format!("{}List", query.kind), "metadata": {}, "items": items})
 }
 
 /// Whether a cluster serving `served` serves `api_version`: only the API groups named in
@@ -227,26 +239,26 @@ mod tests {
             namespace: Some("ml"),
             field_masks: &[],
         };
-        assert!(cluster().get(&q, "g").unwrap().is_some());
-        assert!(cluster().get(&q, "h").unwrap().is_none());
+        assert!(cluster().get_object(&q, "g").unwrap().is_some());
+        assert!(cluster().get_object(&q, "h").unwrap().is_none());
         let other_ns = Query { namespace: Some("default"), ..q.clone() };
         // 1.37 serves the same PodGroups as v1beta1 and v1alpha3, returned in the version asked for.
         let alpha3 = MemoryCluster::new(vec![json!({"apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "PodGroup",
             "metadata": {"name": "g", "namespace": "ml"}})]);
         let beta = Query { api_version: "scheduling.k8s.io/v1beta1", ..q.clone() };
-        assert_eq!(alpha3.get(&beta, "g").unwrap().unwrap()["apiVersion"], "scheduling.k8s.io/v1beta1");
-        assert!(alpha3.get(&q, "g").unwrap().is_none(), "v1alpha2 is another API");
-        assert!(cluster().get(&other_ns, "g").unwrap().is_none());
-        assert_eq!(MemoryCluster::failing("boom").get(&q, "g"), Err(LookupError::Failed("boom".into())));
+        assert_eq!(alpha3.get_object(&beta, "g").unwrap().unwrap()["apiVersion"], "scheduling.k8s.io/v1beta1");
+        assert!(alpha3.get_object(&q, "g").unwrap().is_none(), "v1alpha2 is another API");
+        assert!(cluster().get_object(&other_ns, "g").unwrap().is_none());
+        assert_eq!(MemoryCluster::failing("boom").get_object(&q, "g"), Err(LookupError::Failed("boom".into())));
         let beta = cluster().serving(["scheduling.k8s.io/v1beta1"]);
         let nodes = Query { api_version: "v1", kind: "Node", namespace: None, field_masks: &[] };
-        assert_eq!(beta.list(&nodes).map(|n| n.len()), Ok(1), "groups not named are served");
+        assert_eq!(beta.list_objects(&nodes).map(|n| n.len()), Ok(1), "groups not named are served");
         assert_eq!(
-            beta.get(&q, "g"),
+            beta.get_object(&q, "g"),
             Err(LookupError::NotServed { api_version: "scheduling.k8s.io/v1alpha2".into(), kind: "PodGroup".into() })
         );
         assert_eq!(
-            beta.get(&q, "g").unwrap_err().to_string(),
+            beta.get_object(&q, "g").unwrap_err().to_string(),
             "the cluster does not serve scheduling.k8s.io/v1alpha2/PodGroup"
         );
     }
@@ -254,7 +266,7 @@ mod tests {
     #[test]
     fn list_applies_field_masks() {
         let q = Query { api_version: "v1", kind: "Node", namespace: None, field_masks: &["metadata.labels"] };
-        let nodes = cluster().list(&q).unwrap();
+        let nodes = cluster().list_objects(&q).unwrap();
         assert_eq!(
             nodes,
             vec![json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "a"}}})]

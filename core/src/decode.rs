@@ -1,22 +1,95 @@
-//! Decoding JSON into typed objects with the path of the first field that does not fit.
+//! Decoding JSON text into typed objects with the path of the first field that does not fit.
+//!
+//! Every typed decode reads JSON text through here, never a `serde_json::Value`: building a
+//! `Value` first costs more than the typed decode itself on large objects, and one reader
+//! type keeps each type's decoding code compiled once (it adds up in the policy modules).
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
-/// Decodes `value` as `T`; the error names the field path, e.g.
+/// Decodes `text` as `T`; the error names the field path, e.g.
 /// `spec.schedulingPolicy.gang.minCount: invalid type: string "4", expected i32`.
-pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, String> {
-    from_json(&value)
+pub fn from_str<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, String> {
+    from_str_at("", text)
 }
 
-/// Decodes `value` as `T` without taking it. Every decode goes through here, so each type's
-/// decoding code is compiled once (it adds up in the policy modules).
+/// [`from_str`] for text found at `at` (a field path such as `request.kind`), which the
+/// error's path starts with.
+pub fn from_str_at<'a, T: Deserialize<'a>>(at: &str, text: &'a str) -> Result<T, String> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let value = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+        let message = without_position(e.inner());
+        let path = match e.path().to_string() {
+            p if p == "." => at.to_string(),
+            p if at.is_empty() || p.starts_with('[') => format!("{at}{p}"),
+            p => format!("{at}.{p}"),
+        };
+        if path.is_empty() { message } else { format!("{path}: {message}") }
+    })?;
+    reader.end().map_err(|e| format!("{at}{}{}", if at.is_empty() { "" } else { ": " }, e))?;
+    Ok(value)
+}
+
+/// Decodes a raw JSON value as `T`.
+pub fn from_raw<T: DeserializeOwned>(raw: &RawValue) -> Result<T, String> {
+    from_str(raw.get())
+}
+
+/// Decodes `value` as `T` (tests, and faces that hold objects as values).
 pub fn from_json<T: DeserializeOwned>(value: &Value) -> Result<T, String> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        if path == "." { e.inner().to_string() } else { format!("{path}: {}", e.inner()) }
-    })
+    from_str(&value.to_string())
+}
+
+/// `value` as raw JSON text.
+pub fn to_raw(value: &Value) -> Box<RawValue> {
+    // Serialising a `Value` cannot fail: its map keys are strings.
+    serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned())
+}
+
+/// A data error's message without serde_json's ` at line L column C`: the field path says
+/// where, and the column would count in the request rather than in the object.
+fn without_position(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match message.strip_suffix(&suffix) {
+        Some(stripped) if e.line() > 0 => stripped.to_string(),
+        _ => message,
+    }
+}
+
+/// The JSON type of raw text, for messages (`an object`, `a string`, ...).
+pub fn json_type(raw: &RawValue) -> &'static str {
+    match raw.get().trim_start().as_bytes().first() {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') | None => "null",
+        Some(_) => "a number",
+    }
+}
+
+/// `T` read from a JSON object only: serde's derived structs also read an array, taking its
+/// elements as the fields in order, which no Kubernetes object means.
+#[derive(Debug)]
+pub struct ObjectOnly<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Fields<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Fields(std::marker::PhantomData)).map(ObjectOnly)
+    }
 }
 
 /// `null` reads as the field's default, as Go's JSON decoding (and k8s-openapi) does for
@@ -27,4 +100,56 @@ where
     T: serde::Deserialize<'de> + Default,
 {
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_path_without_a_position() {
+        #[derive(Debug, Deserialize)]
+        struct Inner {
+            #[allow(dead_code)]
+            n: i32,
+        }
+        #[derive(Debug, Deserialize)]
+        struct Outer {
+            items: Vec<Inner>,
+        }
+        let e = from_str::<Outer>(r#"{"items": [{"n": 1}, {"n": "x"}]}"#).unwrap_err();
+        assert_eq!(e, "items[1].n: invalid type: string \"x\", expected i32");
+        assert_eq!(from_str::<Outer>(r#"{"items": [{}]}"#).unwrap_err(), "items[0]: missing field `n`");
+        assert_eq!(from_str::<Outer>("3").unwrap_err(), "invalid type: integer `3`, expected struct Outer");
+        assert_eq!(
+            from_str::<ObjectOnly<Outer>>("[[]]").unwrap_err(),
+            "invalid type: sequence, expected a JSON object",
+            "derived structs alone would read an array positionally"
+        );
+        assert_eq!(from_str::<ObjectOnly<Outer>>(r#"{"items": []}"#).unwrap().0.items.len(), 0);
+        assert!(from_str::<Outer>(r#"{"items": []} x"#).unwrap_err().starts_with("trailing characters"));
+        assert_eq!(
+            from_str_at::<Outer>("request.o", "3").unwrap_err(),
+            "request.o: invalid type: integer `3`, expected struct Outer"
+        );
+        assert_eq!(
+            from_str_at::<Vec<Inner>>("o", r#"[{"n": true}]"#).unwrap_err(),
+            "o[0].n: invalid type: boolean `true`, expected i32"
+        );
+        assert_eq!(from_str_at::<Outer>("o", r#"{"items": [{}]}"#).unwrap_err(), "o.items[0]: missing field `n`");
+    }
+
+    #[test]
+    fn names_raw_json_types() {
+        for (text, want) in [
+            ("{}", "an object"),
+            (" [1]", "an array"),
+            ("\"s\"", "a string"),
+            ("false", "a boolean"),
+            ("null", "null"),
+            ("-1", "a number"),
+        ] {
+            assert_eq!(json_type(&RawValue::from_string(text.into()).unwrap()), want, "{text}");
+        }
+    }
 }

@@ -1,11 +1,13 @@
 //! Runs a rule set over a raw validation payload and says what to answer. Adapters (the
 //! waPC policies, the playground) only translate [`Response`] into their own shape.
 
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::cluster::Cluster;
-use crate::review::{AdmissionRequest, Review};
+use crate::review::{Review, ValidationPayload};
 use crate::verdict::Verdict;
 
 /// Rejections for payloads that cannot be read are cut to this many characters.
@@ -63,22 +65,29 @@ impl Response {
 
 /// Parses settings: `null` means all defaults; unknown keys and wrong types are errors.
 pub fn parse_settings<R: RuleSet>(settings: &Value) -> Result<R::Settings, String> {
-    let empty = Value::Object(Default::default());
-    let value = if settings.is_null() { &empty } else { settings };
-    let parsed: R::Settings =
-        crate::decode::from_json(value).map_err(|e| format!("invalid {} settings: {e}", R::NAME))?;
-    R::validate_settings(&parsed).map_err(|e| format!("invalid {} settings: {e}", R::NAME))?;
+    parse_settings_text::<R>(&settings.to_string())
+}
+
+/// [`parse_settings`] from JSON text.
+fn parse_settings_text<R: RuleSet>(text: &str) -> Result<R::Settings, String> {
+    let invalid = |e: String| format!("invalid {} settings: {e}", R::NAME);
+    let parsed: R::Settings = match text.trim() {
+        "" | "null" => crate::decode::from_str("{}"),
+        _ => crate::decode::from_str(text),
+    }
+    .map_err(invalid)?;
+    R::validate_settings(&parsed).map_err(invalid)?;
     Ok(parsed)
 }
 
 /// The `validate_settings` entry point: the payload is the settings object itself.
 pub fn validate_settings<R: RuleSet>(payload: &[u8]) -> Result<(), String> {
-    let value: Value = if payload.iter().all(u8::is_ascii_whitespace) {
-        Value::Null
-    } else {
-        serde_json::from_slice(payload).map_err(|e| format!("settings are not valid JSON: {e}"))?
-    };
-    parse_settings::<R>(&value).map(|_| ())
+    let text = std::str::from_utf8(payload).map_err(|e| format!("settings are not valid UTF-8: {e}"))?;
+    if !text.trim().is_empty() {
+        serde::de::IgnoredAny::deserialize(&mut serde_json::Deserializer::from_str(text))
+            .map_err(|e| format!("settings are not valid JSON: {e}"))?;
+    }
+    parse_settings_text::<R>(text).map(|_| ())
 }
 
 /// Checks an already-decoded review (the playground and unit tests start here).
@@ -88,19 +97,15 @@ pub fn check<R: RuleSet>(settings: &R::Settings, review: &Review, cluster: &dyn 
 
 /// The `validate` entry point: `{"request": <AdmissionRequest>, "settings": {...}}`.
 pub fn evaluate<R: RuleSet>(payload: &[u8], cluster: &dyn Cluster) -> Response {
-    let mut payload: Value = match serde_json::from_slice(payload) {
-        Ok(v) => v,
-        Err(e) => return Response::reject(400, format!("cannot read the validation request: not valid JSON: {e}")),
+    let payload = match ValidationPayload::parse(payload) {
+        Ok(p) => p,
+        Err(e) => return Response::reject(400, e.0),
     };
-    let settings = match parse_settings::<R>(&payload["settings"]) {
+    let settings = match parse_settings_text::<R>(payload.settings.map_or("null", RawValue::get)) {
         Ok(s) => s,
         Err(e) => return Response::reject(500, e),
     };
-    let request = match AdmissionRequest::from_value(payload.get_mut("request").map(Value::take).unwrap_or_default()) {
-        Ok(r) => r,
-        Err(e) => return Response::reject(400, e.0),
-    };
-    match request.into_review() {
+    match payload.request.review() {
         Err(e) => Response::reject(400, e.0),
         Ok(None) => Response::accept(),
         Ok(Some(review)) => Response::from_verdict(R::check(&settings, &review, cluster)),

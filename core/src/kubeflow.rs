@@ -9,9 +9,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::autoscaling::v2::MetricSpec;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 use serde::{Deserialize, Serialize};
 
+use crate::meta::ObjectMeta;
 use crate::pod::PodTemplateSpec;
 
 /// The six job kinds, with what differs between them.
@@ -359,22 +360,18 @@ struct Envelope<S> {
 }
 
 fn decode_as<S: serde::de::DeserializeOwned + Default>(
-    value: &serde_json::Value,
+    text: &str,
 ) -> Result<(ObjectMeta, S, Option<JobStatus>), String> {
-    let env: Envelope<S> = crate::decode::from_json(value)?;
+    let env: Envelope<S> = crate::decode::from_str(text)?;
     Ok((env.metadata.unwrap_or_default(), env.spec.unwrap_or_default(), env.status))
 }
 
 impl KubeflowJob {
-    pub fn decode(kind: JobKind, value: serde_json::Value) -> Result<KubeflowJob, String> {
-        KubeflowJob::from_json(kind, &value)
-    }
-
-    /// Decodes a job without taking (or copying) the JSON it is read from.
-    pub fn from_json(kind: JobKind, value: &serde_json::Value) -> Result<KubeflowJob, String> {
+    /// Decodes a job of `kind` from its JSON text.
+    pub fn decode(kind: JobKind, text: &str) -> Result<KubeflowJob, String> {
         macro_rules! decode {
             ($variant:ident) => {{
-                let (metadata, spec, status) = decode_as(value)?;
+                let (metadata, spec, status) = decode_as(text)?;
                 (metadata, JobSpec::$variant(spec), status)
             }};
         }
@@ -471,11 +468,15 @@ impl KubeflowJob {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    fn decode(kind: JobKind, job: Value) -> Result<KubeflowJob, String> {
+        KubeflowJob::decode(kind, &job.to_string())
+    }
 
     #[test]
     fn decodes_every_kind_with_its_own_map() {
-        let job = KubeflowJob::decode(
+        let job = decode(
             JobKind::PyTorchJob,
             json!({"metadata": {"name": "p"}, "spec": {
                 "runPolicy": {"schedulingPolicy": {"minAvailable": 3, "minResources": {"cpu": 2}}},
@@ -491,19 +492,17 @@ mod tests {
         assert_eq!(job.replica_specs().unwrap().len(), 3);
 
         let mpi =
-            KubeflowJob::decode(JobKind::MPIJob, json!({"spec": {"mpiReplicaSpecs": {"Launcher": {}, "Worker": {}}}}))
-                .unwrap();
+            decode(JobKind::MPIJob, json!({"spec": {"mpiReplicaSpecs": {"Launcher": {}, "Worker": {}}}})).unwrap();
         assert_eq!(mpi.total_replicas(), 1, "MPI Worker defaults to 0 replicas, the Launcher to 1");
         // Another kind's map is not this kind's map.
-        let tf = KubeflowJob::decode(JobKind::TFJob, json!({"spec": {"pytorchReplicaSpecs": {"Worker": {}}}})).unwrap();
+        let tf = decode(JobKind::TFJob, json!({"spec": {"pytorchReplicaSpecs": {"Worker": {}}}})).unwrap();
         assert!(tf.replica_specs().is_none());
     }
 
     #[test]
     fn reports_where_a_field_has_the_wrong_type() {
         let err =
-            KubeflowJob::decode(JobKind::TFJob, json!({"spec": {"tfReplicaSpecs": {"Worker": {"replicas": "two"}}}}))
-                .unwrap_err();
+            decode(JobKind::TFJob, json!({"spec": {"tfReplicaSpecs": {"Worker": {"replicas": "two"}}}})).unwrap_err();
         assert!(err.starts_with("spec.tfReplicaSpecs.Worker.replicas: invalid type: string \"two\""), "{err}");
     }
 }

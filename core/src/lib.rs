@@ -10,6 +10,7 @@ pub mod decode;
 pub mod engine;
 pub mod field;
 pub mod kubeflow;
+pub mod meta;
 pub mod names;
 pub mod pod;
 pub mod request;

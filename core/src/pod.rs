@@ -9,10 +9,10 @@
 //! reads as its default.
 
 use k8s_openapi::api::core::v1::{ContainerPort, PodResourceClaim, PodSchedulingGroup, ResourceClaim};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
 use crate::decode::null_as_default;
+use crate::meta::{ObjectMeta, TemplateMeta};
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -27,7 +27,7 @@ pub struct Pod {
 #[serde(rename_all = "camelCase")]
 pub struct PodTemplateSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<ObjectMeta>,
+    pub metadata: Option<TemplateMeta>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<PodSpec>,
 }
@@ -74,7 +74,7 @@ mod tests {
 
     #[test]
     fn reads_the_fields_rules_use_and_skips_the_rest() {
-        let pod: Pod = crate::decode::from_value(json!({
+        let pod: Pod = crate::decode::from_json(&json!({
             "metadata": {"name": "p", "namespace": "ml"},
             "spec": {
                 "containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80}],
@@ -102,12 +102,12 @@ mod tests {
     #[test]
     fn required_fields_read_null_as_default_and_types_are_checked() {
         let pod: Pod =
-            crate::decode::from_value(json!({"metadata": null, "spec": {"containers": [{"name": null}]}})).unwrap();
+            crate::decode::from_json(&json!({"metadata": null, "spec": {"containers": [{"name": null}]}})).unwrap();
         assert_eq!(pod.spec.unwrap().containers[0].name, "");
-        let pod: Pod = crate::decode::from_value(json!({"spec": {"containers": null}})).unwrap();
+        let pod: Pod = crate::decode::from_json(&json!({"spec": {"containers": null}})).unwrap();
         assert!(pod.spec.unwrap().containers.is_empty());
         assert_eq!(
-            crate::decode::from_value::<Pod>(json!({"spec": {"resourceClaims": [{"name": 7}]}})).unwrap_err(),
+            crate::decode::from_json::<Pod>(&json!({"spec": {"resourceClaims": [{"name": 7}]}})).unwrap_err(),
             "spec.resourceClaims[0].name: invalid type: integer `7`, expected a string"
         );
     }

@@ -2,6 +2,9 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::decode::{ObjectOnly, json_type};
 
 use crate::decode::null_as_default;
 use crate::kubeflow::{JobKind, KubeflowJob};
@@ -40,23 +43,106 @@ impl GroupVersionKind {
     }
 }
 
-/// The fields of an AdmissionRequest that the rules use.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct AdmissionRequest {
-    #[serde(deserialize_with = "null_as_default")]
+/// The fields of an AdmissionRequest that the rules use. The objects stay raw JSON text,
+/// borrowed from the payload: each is read once, straight into its typed form.
+#[derive(Clone, Debug, Default)]
+pub struct AdmissionRequest<'a> {
     pub uid: String,
     pub kind: GroupVersionKind,
-    #[serde(deserialize_with = "null_as_default")]
     pub operation: String,
-    #[serde(deserialize_with = "null_as_default")]
     pub namespace: String,
-    #[serde(deserialize_with = "null_as_default")]
     pub name: String,
-    #[serde(deserialize_with = "null_as_default")]
     pub sub_resource: String,
-    pub object: Value,
-    pub old_object: Value,
+    /// `None` when missing or `null`.
+    pub object: Option<&'a RawValue>,
+    pub old_object: Option<&'a RawValue>,
+}
+
+/// The request's fields as raw text: reading them can only fail on JSON syntax, so the
+/// one pass over the payload that finds the objects never stops at a field of the wrong
+/// type; each small field is then decoded on its own, with its path.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct RawRequest<'a> {
+    #[serde(borrow)]
+    uid: Option<&'a RawValue>,
+    #[serde(borrow)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow)]
+    operation: Option<&'a RawValue>,
+    #[serde(borrow)]
+    namespace: Option<&'a RawValue>,
+    #[serde(borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    sub_resource: Option<&'a RawValue>,
+    #[serde(borrow)]
+    object: Option<&'a RawValue>,
+    #[serde(borrow)]
+    old_object: Option<&'a RawValue>,
+}
+
+/// `{"request": ..., "settings": ...}`, the `validate` payload.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct RawPayload<'a> {
+    #[serde(borrow)]
+    request: Option<ObjectOnly<RawRequest<'a>>>,
+    #[serde(borrow)]
+    settings: Option<&'a RawValue>,
+}
+
+/// The same payload with the request left whole, to say what it is when it is no object.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct LoosePayload<'a> {
+    #[serde(borrow)]
+    request: Option<&'a RawValue>,
+}
+
+/// A `validate` payload: the request, and the settings as raw JSON (`None`: not given).
+pub struct ValidationPayload<'a> {
+    pub request: AdmissionRequest<'a>,
+    pub settings: Option<&'a RawValue>,
+}
+
+impl<'a> ValidationPayload<'a> {
+    /// Why `text` does not read as a payload, `e` being what the one-pass read said.
+    fn why_unreadable(text: &str, e: serde_json::Error) -> BadRequest {
+        if let Err(syntax) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            return BadRequest(format!("cannot read the validation request: not valid JSON: {syntax}"));
+        }
+        // Valid JSON: the payload or its request is no object, or a key repeats.
+        match serde_json::from_str::<ObjectOnly<LoosePayload>>(text) {
+            Ok(ObjectOnly(LoosePayload { request: None })) => {
+                BadRequest("request: must be a JSON object, got null".into())
+            }
+            Ok(ObjectOnly(LoosePayload { request: Some(r) })) if json_type(r) != "an object" => {
+                BadRequest(format!("request: must be a JSON object, got {}", json_type(r)))
+            }
+            // A payload that is no object has no request.
+            Err(_) if !text.trim_start().starts_with('{') => {
+                BadRequest("request: must be a JSON object, got null".into())
+            }
+            // A repeated key: Go would keep the last, but no apiserver or policy-server sends one.
+            _ => BadRequest(format!("cannot read the validation request: {e}")),
+        }
+    }
+
+    /// Reads a `validate` payload in one pass over its bytes.
+    pub fn parse(payload: &'a [u8]) -> Result<ValidationPayload<'a>, BadRequest> {
+        let unreadable = |detail: String| BadRequest(format!("cannot read the validation request: {detail}"));
+        let text = std::str::from_utf8(payload).map_err(|e| unreadable(format!("not valid UTF-8: {e}")))?;
+        let raw: RawPayload = match serde_json::from_str::<ObjectOnly<RawPayload>>(text) {
+            Ok(ObjectOnly(raw)) => raw,
+            Err(e) => return Err(ValidationPayload::why_unreadable(text, e)),
+        };
+        let Some(ObjectOnly(request)) = raw.request else {
+            return Err(BadRequest("request: must be a JSON object, got null".into()));
+        };
+        let request = AdmissionRequest::from_raw(request)?;
+        Ok(ValidationPayload { request, settings: raw.settings })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +178,7 @@ pub struct Review {
     pub old_object: Option<Resource>,
     /// The object exactly as it arrived; a mutating rule set edits a copy of this, so the
     /// patch Kubewarden computes holds only the fields it meant to change.
-    pub raw_object: Value,
+    pub raw_object: String,
 }
 
 impl Review {
@@ -144,19 +230,19 @@ pub fn guards(gvk: &GroupVersionKind) -> bool {
 }
 
 impl Resource {
-    /// Decodes `value` as the kind `gvk` names. The caller has checked the kind is guarded.
-    fn decode(gvk: &GroupVersionKind, value: &Value) -> Result<Resource, String> {
-        use crate::decode::from_json;
+    /// Decodes the JSON `text` as the kind `gvk` names. The caller has checked the kind is
+    /// guarded.
+    fn decode(gvk: &GroupVersionKind, text: &str) -> Result<Resource, String> {
         let version =
             || Version::parse(&gvk.version).ok_or_else(|| format!("unsupported version {}", gvk.api_version()));
         Ok(match gvk.kind.as_str() {
-            "Workload" => Resource::Workload(Box::new(Workload::decode(version()?, value)?)),
-            "PodGroup" => Resource::PodGroup(Box::new(PodGroup::decode(version()?, value)?)),
-            "CompositePodGroup" => Resource::CompositePodGroup(Box::new(CompositePodGroup::decode(value)?)),
-            "Pod" => Resource::Pod(Box::new(from_json(value)?)),
+            "Workload" => Resource::Workload(Box::new(Workload::decode(version()?, text)?)),
+            "PodGroup" => Resource::PodGroup(Box::new(PodGroup::decode(version()?, text)?)),
+            "CompositePodGroup" => Resource::CompositePodGroup(Box::new(CompositePodGroup::decode(text)?)),
+            "Pod" => Resource::Pod(Box::new(crate::decode::from_str(text)?)),
             kind => {
                 let job_kind = JobKind::from_kind(kind).ok_or_else(|| format!("unsupported kind {kind}"))?;
-                Resource::Job(Box::new(KubeflowJob::from_json(job_kind, value)?))
+                Resource::Job(Box::new(KubeflowJob::decode(job_kind, text)?))
             }
         })
     }
@@ -175,78 +261,121 @@ fn operation(op: &str) -> Result<Operation, BadRequest> {
     }
 }
 
-fn check_object_kind(what: &str, object: &Value, gvk: &GroupVersionKind) -> Result<(), BadRequest> {
-    if !object.is_object() {
-        return Err(BadRequest(format!("request.{what}: must be a JSON object, got {}", json_type(object))));
-    }
-    let own = GroupVersionKind::of_object(object);
-    // Objects may leave apiVersion/kind out; when present they must agree with the request.
-    if (!own.kind.is_empty() && own.kind != gvk.kind)
-        || (!own.version.is_empty() && own.api_version() != gvk.api_version())
-    {
-        return Err(BadRequest(format!(
-            "request.{what}: is a {} {}, but the request is for {} {}",
-            own.api_version(),
-            own.kind,
-            gvk.api_version(),
-            gvk.kind
-        )));
-    }
-    Ok(())
+/// An object's `apiVersion`, `kind` and `metadata`, read without decoding the rest. Values
+/// of the wrong type read as absent here: the typed decode reports them.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct ObjectHeader<'a> {
+    #[serde(borrow)]
+    api_version: Option<&'a RawValue>,
+    #[serde(borrow)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow)]
+    metadata: Option<&'a RawValue>,
 }
 
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+/// A raw JSON string's value; anything else reads as empty.
+fn raw_string(raw: Option<&RawValue>) -> String {
+    raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok()).unwrap_or_default()
+}
+
+impl ObjectHeader<'_> {
+    fn read<'a>(what: &str, object: Option<&'a RawValue>) -> Result<ObjectHeader<'a>, BadRequest> {
+        let type_error = |t: &str| BadRequest(format!("request.{what}: must be a JSON object, got {t}"));
+        let object = object.ok_or_else(|| type_error("null"))?;
+        if json_type(object) != "an object" {
+            return Err(type_error(json_type(object)));
+        }
+        // The payload was read as JSON already, so an object reads as a header.
+        serde_json::from_str(object.get()).map_err(|e| BadRequest(format!("request.{what}: {e}")))
+    }
+
+    fn gvk(&self) -> GroupVersionKind {
+        let api_version = raw_string(self.api_version);
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", &api_version));
+        GroupVersionKind { group: group.to_string(), version: version.to_string(), kind: raw_string(self.kind) }
+    }
+
+    fn namespace(&self) -> Option<String> {
+        #[derive(Deserialize)]
+        struct Meta<'a> {
+            #[serde(borrow)]
+            namespace: Option<&'a RawValue>,
+        }
+        let meta: Meta = serde_json::from_str(self.metadata?.get()).ok()?;
+        meta.namespace.and_then(|n| serde_json::from_str::<String>(n.get()).ok())
+    }
+
+    /// Objects may leave apiVersion/kind out; when present they must agree with the request.
+    fn check_kind(&self, what: &str, gvk: &GroupVersionKind) -> Result<(), BadRequest> {
+        let own = self.gvk();
+        if (!own.kind.is_empty() && own.kind != gvk.kind)
+            || (!own.version.is_empty() && own.api_version() != gvk.api_version())
+        {
+            return Err(BadRequest(format!(
+                "request.{what}: is a {} {}, but the request is for {} {}",
+                own.api_version(),
+                own.kind,
+                gvk.api_version(),
+                gvk.kind
+            )));
+        }
+        Ok(())
     }
 }
 
-impl AdmissionRequest {
-    pub fn from_value(value: Value) -> Result<AdmissionRequest, BadRequest> {
-        let Value::Object(mut fields) = value else {
-            return Err(BadRequest(format!("request: must be a JSON object, got {}", json_type(&value))));
-        };
-        // The objects are kept as they are: moved out first, so only the small rest is decoded.
-        let object = fields.remove("object").unwrap_or_default();
-        let old_object = fields.remove("oldObject").unwrap_or_default();
-        let request: AdmissionRequest = crate::decode::from_json(&Value::Object(fields))
-            .map_err(|e| BadRequest(format!("cannot read the admission request: request.{e}")))?;
-        Ok(AdmissionRequest { object, old_object, ..request })
+/// One small field of the request, decoded with its path; `null` and missing read as the
+/// default.
+fn request_field<'a, T: Deserialize<'a> + Default>(name: &str, raw: Option<&'a RawValue>) -> Result<T, BadRequest> {
+    let Some(raw) = raw else { return Ok(T::default()) };
+    crate::decode::from_str_at::<Option<T>>(&format!("request.{name}"), raw.get())
+        .map(Option::unwrap_or_default)
+        .map_err(|e| BadRequest(format!("cannot read the admission request: {e}")))
+}
+
+impl<'a> AdmissionRequest<'a> {
+    fn from_raw(raw: RawRequest<'a>) -> Result<AdmissionRequest<'a>, BadRequest> {
+        Ok(AdmissionRequest {
+            uid: request_field("uid", raw.uid)?,
+            kind: request_field("kind", raw.kind)?,
+            operation: request_field("operation", raw.operation)?,
+            namespace: request_field("namespace", raw.namespace)?,
+            name: request_field("name", raw.name)?,
+            sub_resource: request_field("subResource", raw.sub_resource)?,
+            object: raw.object,
+            old_object: raw.old_object,
+        })
     }
 
-    /// The request's kind, or the object's own when the request leaves it out (as a bare
-    /// object handed to a local test run does).
-    pub fn effective_kind(&self) -> GroupVersionKind {
-        if self.kind.kind.is_empty() { GroupVersionKind::of_object(&self.object) } else { self.kind.clone() }
-    }
-
-    /// [`AdmissionRequest::review`], keeping the object as the review's raw object instead of
-    /// copying it.
-    pub fn into_review(mut self) -> Result<Option<Review>, BadRequest> {
-        let raw_object = std::mem::take(&mut self.object);
-        let review = self.review_of(&raw_object)?;
-        Ok(review.map(|r| Review { raw_object, ..r }))
+    /// Reads an AdmissionRequest from its JSON text (tests, and faces that build one).
+    pub fn parse(text: &'a str) -> Result<AdmissionRequest<'a>, BadRequest> {
+        match serde_json::from_str::<Option<ObjectOnly<RawRequest>>>(text) {
+            Ok(Some(ObjectOnly(raw))) => AdmissionRequest::from_raw(raw),
+            Ok(None) => Err(BadRequest("request: must be a JSON object, got null".into())),
+            Err(e) => match RawValue::from_string(text.to_string()) {
+                Ok(raw) if json_type(&raw) != "an object" => {
+                    Err(BadRequest(format!("request: must be a JSON object, got {}", json_type(&raw))))
+                }
+                _ => Err(BadRequest(format!("cannot read the admission request: not valid JSON: {e}"))),
+            },
+        }
     }
 
     /// Decodes the request into a [`Review`]. `Ok(None)`: nothing to review (a kind no rule
     /// set guards, a subresource, a DELETE or CONNECT).
     pub fn review(&self) -> Result<Option<Review>, BadRequest> {
-        let review = self.review_of(&self.object)?;
-        Ok(review.map(|r| Review { raw_object: self.object.clone(), ..r }))
-    }
-
-    /// The review of `object` (the request's own), with a null raw object.
-    fn review_of(&self, raw: &Value) -> Result<Option<Review>, BadRequest> {
         let operation = operation(&self.operation)?;
         if !self.sub_resource.is_empty() || matches!(operation, Operation::Delete | Operation::Connect) {
             return Ok(None);
         }
-        let gvk = if self.kind.kind.is_empty() { GroupVersionKind::of_object(raw) } else { self.kind.clone() };
+        let header = ObjectHeader::read("object", self.object);
+        let gvk = if !self.kind.kind.is_empty() {
+            self.kind.clone()
+        } else {
+            // A request without its kind (a bare object handed to a local test run) is about
+            // the object's own.
+            header.as_ref().map(ObjectHeader::gvk).unwrap_or_default()
+        };
         if gvk.kind.is_empty() {
             return Err(BadRequest(
                 "request.kind: Required value: the request names no kind and the object has none".into(),
@@ -255,26 +384,42 @@ impl AdmissionRequest {
         if !is_guarded(&gvk)? {
             return Ok(None);
         }
-        check_object_kind("object", raw, &gvk)?;
-        let decode = |what: &str, value: &Value| {
-            Resource::decode(&gvk, value).map_err(|e| BadRequest(format!("cannot decode {what} as {}: {e}", gvk.kind)))
+        let header = header?;
+        header.check_kind("object", &gvk)?;
+        let decode = |what: &str, raw: &RawValue| {
+            Resource::decode(&gvk, raw.get())
+                .map_err(|e| BadRequest(format!("cannot decode {what} as {}: {e}", gvk.kind)))
         };
-        let object = decode("request.object", raw)?;
-        let old_object = match (&operation, &self.old_object) {
-            (Operation::Update, Value::Null) => None,
-            (Operation::Update, old) => {
-                check_object_kind("oldObject", old, &gvk)?;
+        // `read` has checked the object is there.
+        let Some(raw_object) = self.object else { return Err(BadRequest("request.object: Required value".into())) };
+        let object = decode("request.object", raw_object)?;
+        let old_object = match (operation, self.old_object) {
+            (Operation::Update, Some(old)) => {
+                ObjectHeader::read("oldObject", Some(old))?.check_kind("oldObject", &gvk)?;
                 Some(decode("request.oldObject", old)?)
             }
             _ => None,
         };
         let namespace = if self.namespace.is_empty() {
-            raw["metadata"]["namespace"].as_str().unwrap_or("default").to_string()
+            header.namespace().unwrap_or_else(|| "default".into())
         } else {
             self.namespace.clone()
         };
-        Ok(Some(Review { operation, kind: gvk, namespace, object, old_object, raw_object: Value::Null }))
+        Ok(Some(Review {
+            operation,
+            kind: gvk,
+            namespace,
+            object,
+            old_object,
+            raw_object: raw_object.get().to_string(),
+        }))
     }
+}
+
+/// Reviews an AdmissionRequest held as a value (tests, and faces that build one).
+pub fn review_request(request: &Value) -> Result<Option<Review>, BadRequest> {
+    let text = request.to_string();
+    AdmissionRequest::parse(&text)?.review()
 }
 
 #[cfg(test)]
@@ -282,8 +427,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn req(v: Value) -> AdmissionRequest {
-        AdmissionRequest::from_value(v).unwrap()
+    struct Req(Value);
+
+    impl Req {
+        fn review(&self) -> Result<Option<Review>, BadRequest> {
+            review_request(&self.0)
+        }
+    }
+
+    fn req(v: Value) -> Req {
+        Req(v)
     }
 
     #[test]
@@ -330,10 +483,7 @@ mod tests {
             req(mismatch).review().unwrap_err().0,
             "request.object: is a v1 Service, but the request is for v1 Pod"
         );
-        assert_eq!(
-            AdmissionRequest::from_value(json!([1])).unwrap_err().0,
-            "request: must be a JSON object, got an array"
-        );
+        assert_eq!(review_request(&json!([1])).unwrap_err().0, "request: must be a JSON object, got an array");
         let bad_op = json!({"operation": "PATCH", "kind": {"group": "", "version": "v1", "kind": "Pod"}, "object": {}});
         assert!(req(bad_op).review().unwrap_err().0.starts_with("request.operation: Unsupported value: \"PATCH\""));
     }
@@ -356,6 +506,47 @@ mod tests {
         let review = req(cpg).review().unwrap().unwrap();
         assert_eq!(review.scheduling_version(), Some(Version::V1alpha3));
         assert!(matches!(review.object, Resource::CompositePodGroup(_)));
+    }
+
+    fn unreadable(payload: &[u8]) -> String {
+        ValidationPayload::parse(payload).err().expect("unreadable").0
+    }
+
+    #[test]
+    fn payloads_that_cannot_be_read_say_why() {
+        assert_eq!(unreadable(b"[1, 2]"), "request: must be a JSON object, got null");
+        assert_eq!(unreadable(b"{}"), "request: must be a JSON object, got null");
+        assert_eq!(unreadable(br#"{"request": "x"}"#), "request: must be a JSON object, got a string");
+        assert_eq!(unreadable(br#"{"request": [{}]}"#), "request: must be a JSON object, got an array");
+        assert_eq!(
+            unreadable(br#"{"request": {"operation": "CREATE", "operation": "DELETE"}}"#),
+            "cannot read the validation request: duplicate field `operation` at line 1 column 47"
+        );
+        assert_eq!(
+            unreadable(br#"{"request": {"uid": 3}}"#),
+            "cannot read the admission request: request.uid: invalid type: integer `3`, expected a string"
+        );
+        assert_eq!(
+            unreadable(br#"{"request": {"kind": {"group": 1}}}"#),
+            "cannot read the admission request: request.kind.group: invalid type: integer `1`, expected a string"
+        );
+        assert_eq!(
+            unreadable(b"{\"request\": {\"uid\": \"\xff\"}}"),
+            "cannot read the validation request: not valid UTF-8: invalid utf-8 sequence of 1 bytes from index 21"
+        );
+        assert_eq!(
+            unreadable(br#"{"request": {"#),
+            "cannot read the validation request: not valid JSON: EOF while parsing an object at line 1 column 13"
+        );
+        let ok =
+            ValidationPayload::parse(br#"{"request": {"operation": "CREATE", "object": {"a": 1}}, "settings": null}"#)
+                .ok()
+                .unwrap();
+        assert_eq!(
+            (ok.request.operation.as_str(), ok.request.object.map(RawValue::get)),
+            ("CREATE", Some(r#"{"a": 1}"#))
+        );
+        assert!(ok.settings.is_none());
     }
 
     #[test]

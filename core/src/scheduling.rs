@@ -14,12 +14,12 @@
 //! depth, CompositePodGroup, CompositePodGroupTemplate) is read as. Rules that only exist in one
 //! version read the typed objects below.
 
+use crate::meta::ObjectMeta;
 use k8s_openapi::api::scheduling::v1alpha2 as a2;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi_137::api::scheduling::v1beta1 as b1;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::cluster::{Cluster, LookupError, Query};
 use crate::field::Path;
@@ -146,6 +146,7 @@ pub struct CompositePodGroupSpec {
 
 /// A Workload in any understood version.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(clippy::large_enum_variant, reason = "one per request, and boxed in `Resource`")]
 pub enum Workload {
     V1alpha2(a2::Workload),
     V137(Workload137),
@@ -158,9 +159,9 @@ pub enum PodGroup {
     V137(PodGroup137),
 }
 
-/// Decodes `value`; a 1.36 `disruptionMode` string in a 1.37 object gets a hint.
-fn decode<T: DeserializeOwned>(version: Version, value: &Value) -> Result<T, String> {
-    crate::decode::from_json(value).map_err(|e| {
+/// Decodes JSON `text`; a 1.36 `disruptionMode` string in a 1.37 object gets a hint.
+fn decode<T: DeserializeOwned>(version: Version, text: &str) -> Result<T, String> {
+    crate::decode::from_str(text).map_err(|e| {
         if version.is_137() && e.contains("disruptionMode: invalid type: string") {
             format!(
                 "{e} (in scheduling.k8s.io/{} disruptionMode is {{\"single\": {{}}}} or {{\"all\": {{}}}}; the 1.36 strings \"Pod\" and \"PodGroup\" are gone)",
@@ -173,10 +174,10 @@ fn decode<T: DeserializeOwned>(version: Version, value: &Value) -> Result<T, Str
 }
 
 impl Workload {
-    pub fn decode(version: Version, value: &Value) -> Result<Workload, String> {
+    pub fn decode(version: Version, text: &str) -> Result<Workload, String> {
         Ok(match version {
-            Version::V1alpha2 => Workload::V1alpha2(decode(version, value)?),
-            _ => Workload::V137(decode(version, value)?),
+            Version::V1alpha2 => Workload::V1alpha2(decode(version, text)?),
+            _ => Workload::V137(decode(version, text)?),
         })
     }
 
@@ -184,10 +185,11 @@ impl Workload {
         matches!(self, Workload::V137(_))
     }
 
-    pub fn metadata(&self) -> &ObjectMeta {
+    /// Whether the Workload has a deletion timestamp.
+    pub fn is_being_deleted(&self) -> bool {
         match self {
-            Workload::V1alpha2(w) => &w.metadata,
-            Workload::V137(w) => &w.metadata,
+            Workload::V1alpha2(w) => w.metadata.deletion_timestamp.is_some(),
+            Workload::V137(w) => w.metadata.deletion_timestamp.is_some(),
         }
     }
 
@@ -308,18 +310,11 @@ impl<'a> TemplateRef<'a> {
 }
 
 impl PodGroup {
-    pub fn decode(version: Version, value: &Value) -> Result<PodGroup, String> {
+    pub fn decode(version: Version, text: &str) -> Result<PodGroup, String> {
         Ok(match version {
-            Version::V1alpha2 => PodGroup::V1alpha2(decode(version, value)?),
-            _ => PodGroup::V137(decode(version, value)?),
+            Version::V1alpha2 => PodGroup::V1alpha2(decode(version, text)?),
+            _ => PodGroup::V137(decode(version, text)?),
         })
-    }
-
-    pub fn metadata(&self) -> &ObjectMeta {
-        match self {
-            PodGroup::V1alpha2(pg) => &pg.metadata,
-            PodGroup::V137(pg) => &pg.metadata,
-        }
     }
 
     pub fn group_spec(&self) -> GroupSpec<'_> {
@@ -371,8 +366,8 @@ impl PodGroup {
 }
 
 impl CompositePodGroup {
-    pub fn decode(value: &Value) -> Result<CompositePodGroup, String> {
-        decode(COMPOSITE_VERSION, value)
+    pub fn decode(text: &str) -> Result<CompositePodGroup, String> {
+        decode(COMPOSITE_VERSION, text)
     }
 
     pub fn group_spec(&self) -> GroupSpec<'_> {
@@ -731,7 +726,7 @@ pub fn find_pod_group(
     namespace: &str,
     name: &str,
     field_masks: &[&str],
-) -> Result<Option<(Version, Value)>, LookupError> {
+) -> Result<Option<(Version, Box<RawValue>)>, LookupError> {
     for version in versions {
         let query =
             Query { api_version: version.api_version(), kind: "PodGroup", namespace: Some(namespace), field_masks };
@@ -788,7 +783,8 @@ mod tests {
                 "compositePodGroupTemplates": [{"name": "inner", "schedulingPolicy": {"basic": {}},
                     "podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 4}},
                                            "disruptionMode": {"all": {}}}]}]
-            }]}}),
+            }]}})
+            .to_string(),
         )
         .unwrap()
     }
@@ -839,15 +835,16 @@ mod tests {
     fn v1beta1_and_v1alpha3_read_alike_and_v1alpha2_keeps_its_shapes() {
         let pg = json!({"spec": {"schedulingPolicy": {"gang": {"minCount": 3}}, "disruptionMode": {"single": {}},
                                  "workloadRef": {"workloadName": "w", "templateName": "t"}}});
-        let beta = PodGroup::decode(Version::V1beta1, &pg).unwrap();
-        let alpha3 = PodGroup::decode(Version::V1alpha3, &pg).unwrap();
+        let beta = PodGroup::decode(Version::V1beta1, &pg.to_string()).unwrap();
+        let alpha3 = PodGroup::decode(Version::V1alpha3, &pg.to_string()).unwrap();
         assert_eq!(beta, alpha3);
         let r = beta.template_ref().unwrap();
         assert_eq!((r.workload_name, r.template_name, r.path.as_str()), ("w", "t", "spec.workloadRef"));
         let old = PodGroup::decode(
             Version::V1alpha2,
             &json!({"spec": {"schedulingPolicy": {"gang": {"minCount": 3}}, "disruptionMode": "PodGroup",
-                            "podGroupTemplateRef": {"workload": {"workloadName": "w", "podGroupTemplateName": "t"}}}}),
+                            "podGroupTemplateRef": {"workload": {"workloadName": "w", "podGroupTemplateName": "t"}}}})
+            .to_string(),
         )
         .unwrap();
         let r = old.template_ref().unwrap();

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gangwarden_core::cluster::{Cluster, LookupError, MemoryCluster, Query};
+use gangwarden_core::cluster::{LookupError, MemoryCluster, Query};
 use k8s_openapi::api::authentication::v1::UserInfo;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -230,7 +230,7 @@ fn kubernetes_call(
     match op {
         "get_resource" => {
             let name = str_field(req, "name");
-            match cluster.get(&query, name).map_err(host_error)? {
+            match cluster.get_object(&query, name).map_err(host_error)? {
                 Some(object) => Ok(object),
                 None => {
                     Err(format!("Cannot find {api_version}/{kind} named '{name}' inside of namespace '{namespace:?}'"))
@@ -239,8 +239,8 @@ fn kubernetes_call(
         }
         "list_resources_by_namespace" | "list_resources_all" => {
             let query = if op == "list_resources_all" { Query { namespace: None, ..query } } else { query };
-            let items = cluster.list(&query).map_err(host_error)?;
-            Ok(json!({"apiVersion": api_version, "kind": format!("{kind}List"), "metadata": {}, "items": items}))
+            let items = cluster.list_objects(&query).map_err(host_error)?;
+            Ok(gangwarden_core::cluster::list_answer(&query, items))
         }
         other => Err(format!("unknown operation: kubernetes/{other}")),
     }

@@ -5,10 +5,13 @@ use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 
 use gangwarden_core::cluster::{
-    Cluster, LookupError, MemoryCluster, Query, apply_field_masks, canonical_api_version, in_version, serves,
+    Cluster, LookupError, MemoryCluster, Query, apply_field_masks, canonical_api_version, in_version, list_answer,
+    serves,
 };
+use gangwarden_core::decode::to_raw;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// One lookup a rule set made while checking a document.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,8 +104,9 @@ impl DocumentCluster {
     }
 }
 
-impl Cluster for DocumentCluster {
-    fn get(&self, query: &Query, name: &str) -> Result<Option<Value>, LookupError> {
+impl DocumentCluster {
+    /// The object a get answers with, as a value.
+    pub fn get_object(&self, query: &Query, name: &str) -> Result<Option<Value>, LookupError> {
         self.check_served(query, Some(name))?;
         let key = (canonical_api_version(query.api_version).to_string(), query.kind.to_string(), name.to_string());
         let found = self
@@ -114,11 +118,12 @@ impl Cluster for DocumentCluster {
         Ok(found)
     }
 
-    fn list(&self, query: &Query) -> Result<Vec<Value>, LookupError> {
+    /// The objects a list answers with, as values.
+    pub fn list_objects(&self, query: &Query) -> Result<Vec<Value>, LookupError> {
         self.check_served(query, None)?;
         let key = (canonical_api_version(query.api_version).to_string(), query.kind.to_string());
         let items = match self.by_kind.get(&key) {
-            Some(cluster) => cluster.list(query)?,
+            Some(cluster) => cluster.list_objects(query)?,
             None if self.whole => Vec::new(),
             None => {
                 let message = format!(
@@ -131,6 +136,16 @@ impl Cluster for DocumentCluster {
         };
         self.record(query, None, format!("{} objects", items.len()));
         Ok(items)
+    }
+}
+
+impl Cluster for DocumentCluster {
+    fn get(&self, query: &Query, name: &str) -> Result<Option<Box<RawValue>>, LookupError> {
+        Ok(self.get_object(query, name)?.as_ref().map(to_raw))
+    }
+
+    fn list(&self, query: &Query) -> Result<String, LookupError> {
+        Ok(list_answer(query, self.list_objects(query)?).to_string())
     }
 }
 
@@ -154,12 +169,12 @@ mod tests {
             namespace: Some("ml"),
             field_masks: &[],
         };
-        assert_eq!(cluster.get(&pg, "g"), memory.get(&pg, "g"));
+        assert_eq!(cluster.get_object(&pg, "g"), memory.get_object(&pg, "g"));
         let default_ns = Query { namespace: Some("default"), ..pg.clone() };
-        assert_eq!(cluster.get(&default_ns, "g"), memory.get(&default_ns, "g"));
-        assert_eq!(cluster.get(&pg, "h"), Ok(None));
+        assert_eq!(cluster.get_object(&default_ns, "g"), memory.get_object(&default_ns, "g"));
+        assert_eq!(cluster.get_object(&pg, "h"), Ok(None));
         let nodes = Query { api_version: "v1", kind: "Node", namespace: None, field_masks: &["metadata.labels"] };
-        assert_eq!(cluster.list(&nodes), memory.list(&nodes));
+        assert_eq!(cluster.list_objects(&nodes), memory.list_objects(&nodes));
         let lookups = cluster.take_lookups();
         assert_eq!(
             lookups.iter().map(|l| (l.name.clone(), l.result.as_str())).collect::<Vec<_>>(),
@@ -179,7 +194,7 @@ mod tests {
         let pods = Query { api_version: "v1", kind: "Pod", namespace: None, field_masks: &[] };
         let partial = DocumentCluster::partial(Vec::new());
         assert_eq!(
-            partial.list(&pods),
+            partial.list_objects(&pods),
             Err(LookupError::Failed(
                 "no v1 Pod objects were given to check against (add them as cluster objects)".into()
             ))
@@ -188,6 +203,6 @@ mod tests {
             partial.take_lookups()[0].result,
             "error: no v1 Pod objects were given to check against (add them as cluster objects)"
         );
-        assert_eq!(DocumentCluster::new(Vec::new()).list(&pods), Ok(Vec::new()));
+        assert_eq!(DocumentCluster::new(Vec::new()).list_objects(&pods), Ok(Vec::new()));
     }
 }

@@ -614,8 +614,8 @@ fn run(input: &Input, mut clock: Option<&mut dyn FnMut() -> f64>) -> Result<Repo
         let operation = if old_doc.is_some() { "UPDATE" } else { "CREATE" };
         let uid = format!("{file}#{}", doc.document.index);
         let request = admission_request(&uid, operation, &doc.document.value, old_doc.map(|o| &o.document.value));
-        let review = AdmissionRequest::from_value(request.clone()).and_then(|r| r.review());
         let request_json = request.to_string();
+        let review = AdmissionRequest::parse(&request_json).and_then(|r| r.review());
         let mut results = Vec::new();
         for (rule_set, settings_json) in &settings_json {
             let started = clock.as_mut().map(|c| c());

@@ -538,7 +538,7 @@ fn check_pod<'a>(
     let found = scheduling::find_pod_group(cluster, &versions, namespace, group_name, &["spec.resourceClaims"])
         .and_then(|found| {
             found
-                .map(|(version, object)| PodGroup::decode(version, &object))
+                .map(|(version, object)| PodGroup::decode(version, object.get()))
                 .transpose()
                 .map_err(|e| LookupError::Failed(format!("cannot decode PodGroup {group_name:?}: {e}")))
         });
@@ -686,7 +686,6 @@ mod tests {
     use super::*;
     use crate::cluster::MemoryCluster;
     use crate::engine::parse_settings;
-    use crate::review::AdmissionRequest;
 
     fn label_msg() -> String {
         names::is_dns1123_label("X").remove(0)
@@ -704,7 +703,7 @@ mod tests {
             "kind": {"group": group, "version": version, "kind": object["kind"]},
             "object": object, "oldObject": old.unwrap_or(Value::Null),
         });
-        AdmissionRequest::from_value(request).unwrap().review().unwrap().unwrap()
+        crate::review::review_request(&request).unwrap().unwrap()
     }
 
     fn run(settings: &Settings, object: Value, cluster: &dyn Cluster) -> Verdict {

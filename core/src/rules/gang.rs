@@ -829,7 +829,7 @@ pub(crate) fn get_workload(
     };
     match cluster.get(&query, name)? {
         None => Ok(None),
-        Some(value) => Workload::decode(version, &value)
+        Some(object) => Workload::decode(version, object.get())
             .map(Some)
             .map_err(|e| LookupError::Failed(format!("cannot decode Workload {name:?}: {e}"))),
     }
@@ -864,7 +864,7 @@ fn check_against_template(ctx: &Context, version: Version, group: &Group, v: &mu
             return;
         }
     };
-    if version.is_137() && workload.metadata().deletion_timestamp.is_some() {
+    if version.is_137() && workload.is_being_deleted() {
         let detail = format!("Workload {:?} is being deleted", r.workload_name);
         v.deny(TEMPLATE_REF_EXISTS, FieldError::invalid(name_path, r.workload_name, detail));
         return;
@@ -985,7 +985,9 @@ fn check_hierarchy(ctx: &Context, group: &Group, parent_template: Option<&GroupS
         field_masks: &["spec.workloadRef", "spec.priorityClassName", "spec.priority"],
     };
     let found = match ctx.cluster.get(&query, parent) {
-        Ok(found) => found.map(|v| CompositePodGroup::decode(&v)).transpose().map_err(LookupError::Failed),
+        Ok(found) => {
+            found.map(|object| CompositePodGroup::decode(object.get())).transpose().map_err(LookupError::Failed)
+        }
         Err(e) => Err(e),
     };
     let cpg = match found {
@@ -1221,13 +1223,12 @@ mod tests {
 
     use super::*;
     use crate::cluster::MemoryCluster;
-    use crate::review::AdmissionRequest;
 
     const VERSIONS_137: [&str; 2] = ["v1beta1", "v1alpha3"];
 
     fn review(op: &str, object: Value, old: Option<Value>) -> Review {
         let request = crate::request::admission_request("u", op, &object, old.as_ref());
-        AdmissionRequest::from_value(request).unwrap().review().unwrap().unwrap()
+        crate::review::review_request(&request).unwrap().unwrap()
     }
 
     fn run_with(object: Value, old: Option<Value>, cluster: &MemoryCluster) -> (Vec<String>, Vec<String>) {
@@ -1396,7 +1397,7 @@ mod tests {
             json!({"schedulingPolicy": {"gang": {"minCount": 2}}, "disruptionMode": "PodGroup"}),
         );
         let request = crate::request::admission_request("u", "CREATE", &pg, None);
-        let err = AdmissionRequest::from_value(request).unwrap().review().unwrap_err().0;
+        let err = crate::review::review_request(&request).unwrap_err().0;
         assert_eq!(
             err,
             "cannot decode request.object as PodGroup: spec.disruptionMode: invalid type: string \"PodGroup\", expected DisruptionMode (in scheduling.k8s.io/v1beta1 disruptionMode is {\"single\": {}} or {\"all\": {}}; the 1.36 strings \"Pod\" and \"PodGroup\" are gone)"
@@ -1518,7 +1519,7 @@ mod tests {
             json!({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "CompositePodGroup", "metadata": {"name": "c"}});
         let request = crate::request::admission_request("u", "CREATE", &beta, None);
         assert_eq!(
-            AdmissionRequest::from_value(request).unwrap().review().unwrap_err().0,
+            crate::review::review_request(&request).unwrap_err().0,
             format!(
                 "unsupported kind scheduling.k8s.io/v1beta1 CompositePodGroup: this policy validates {}",
                 scheduling::UNDERSTOOD

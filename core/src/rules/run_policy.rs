@@ -783,28 +783,36 @@ fn check_update(job: &KubeflowJob, old: &KubeflowJob, v: &mut Verdict) {
 
 /// The job with the configured defaults filled in, or `None` when nothing was missing.
 /// Edits a copy of the object as received, so the patch holds only the filled-in fields.
-fn apply_defaults(settings: &Settings, job: &KubeflowJob, raw: &Value) -> Option<Value> {
-    let mut out = raw.clone();
-    let mut changed = false;
+fn apply_defaults(settings: &Settings, job: &KubeflowJob, raw: &str) -> Option<Value> {
+    // (path to the object, key, value) for each default to set.
+    let mut defaults: Vec<(Vec<&str>, &str, Value)> = Vec::new();
     let rp = job.run_policy();
     if let Some(ttl) = settings.default_ttl_seconds_after_finished
         && rp.is_none_or(|r| r.ttl_seconds_after_finished.is_none())
     {
-        changed |= set_field(&mut out, &["spec", "runPolicy"], "ttlSecondsAfterFinished", Value::from(ttl));
+        defaults.push((vec!["spec", "runPolicy"], "ttlSecondsAfterFinished", Value::from(ttl)));
     }
     if let Some(p) = &settings.default_clean_pod_policy
         && own_clean_pod_policy(job).is_none()
     {
-        changed |= set_field(&mut out, &["spec", "runPolicy"], "cleanPodPolicy", Value::from(p.as_str()));
+        defaults.push((vec!["spec", "runPolicy"], "cleanPodPolicy", Value::from(p.as_str())));
     }
     if let Some(r) = &settings.default_restart_policy {
         let field = job.kind.replica_specs_field();
         for (replica_type, spec) in job.replicas() {
             if spec.restart_policy.as_deref().is_none_or(str::is_empty) {
-                changed |=
-                    set_field(&mut out, &["spec", field, replica_type], "restartPolicy", Value::from(r.as_str()));
+                defaults.push((vec!["spec", field, replica_type], "restartPolicy", Value::from(r.as_str())));
             }
         }
+    }
+    if defaults.is_empty() {
+        return None;
+    }
+    // Only now is the object read as JSON: most requests need no default.
+    let mut out: Value = serde_json::from_str(raw).ok()?;
+    let mut changed = false;
+    for (path, key, value) in defaults {
+        changed |= set_field(&mut out, &path, key, value);
     }
     changed.then_some(out)
 }
@@ -831,7 +839,6 @@ mod tests {
     use super::*;
     use crate::cluster::MemoryCluster;
     use crate::engine::parse_settings;
-    use crate::review::AdmissionRequest;
     use serde_json::json;
 
     fn container(name: &str) -> Value {
@@ -863,7 +870,7 @@ mod tests {
 
     fn review(operation: &str, object: &Value, old: Option<&Value>) -> Review {
         let request = json!({"operation": operation, "object": object, "oldObject": old});
-        AdmissionRequest::from_value(request).unwrap().review().unwrap().unwrap()
+        crate::review::review_request(&request).unwrap().unwrap()
     }
 
     fn run_with(settings: Value, object: &Value) -> Verdict {

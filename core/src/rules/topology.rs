@@ -2,11 +2,12 @@
 //! the node labels those keys name, and Kueue topology annotations on Kubeflow replica
 //! templates. Ids and catalogue numbers (rules.md) are listed in [`RULES`].
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Deserialize;
 
-use crate::cluster::{Cluster, Query};
+use crate::cluster::{Cluster, LookupError, Query};
 use crate::engine::RuleSet;
 use crate::field::{BadValue, FieldError, Path};
 use crate::kubeflow::{KubeflowJob, ReplicaSpec};
@@ -473,32 +474,138 @@ fn check_pod_set_groups(sets: &[PodSet], v: &mut Verdict) {
 struct LabelStats<'a> {
     nodes: usize,
     /// Nodes per label value (per topology domain).
-    domains: HashMap<&'a str, usize>,
+    domains: HashMap<Cow<'a, str>, usize>,
+}
+
+/// The label statistics of a Node list, read straight from the host's JSON answer: only the
+/// values of the labels asked about are kept, so the cost is one pass over the text with no
+/// allocation per node.
+struct NodeLabels<'k, 'a> {
+    stats: HashMap<&'k str, LabelStats<'a>>,
+    nodes: usize,
+}
+
+impl<'k, 'a> NodeLabels<'k, 'a> {
+    fn read(keys: impl Iterator<Item = &'k str>, list: &'a str) -> Result<NodeLabels<'k, 'a>, String> {
+        let mut out = NodeLabels { stats: keys.map(|k| (k, LabelStats::default())).collect(), nodes: 0 };
+        let mut reader = serde_json::Deserializer::from_str(list);
+        let list = NodeItem(&mut out, NodePart::List);
+        serde::de::DeserializeSeed::deserialize(list, &mut reader).map_err(|e| e.to_string())?;
+        reader.end().map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+}
+
+/// The list's items; each one a [`NodeItem`].
+struct NodeSeq<'s, 'k, 'a>(&'s mut NodeLabels<'k, 'a>);
+/// An object in the list answer: the list itself (only `items` is read), a Node (only
+/// `metadata`), its metadata (only `labels`) or its labels.
+struct NodeItem<'s, 'k, 'a>(&'s mut NodeLabels<'k, 'a>, NodePart);
+#[derive(Clone, Copy)]
+enum NodePart {
+    List,
+    Object,
+    Metadata,
+    Labels,
+}
+
+impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for NodeSeq<'_, '_, 'a> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        // `"items": null` is an empty list.
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for NodeSeq<'_, '_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of Nodes")
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(NodeItem(self.0, NodePart::Object))?.is_some() {
+            self.0.nodes += 1;
+        }
+        Ok(())
+    }
+}
+
+impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for NodeItem<'_, '_, 'a> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        // `null` (no metadata, no labels) reads as an empty object.
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for NodeItem<'_, '_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let NodeItem(out, part) = self;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match (part, key.as_ref()) {
+                (NodePart::List, "items") => map.next_value_seed(NodeSeq(&mut *out))?,
+                (NodePart::Object, "metadata") => map.next_value_seed(NodeItem(&mut *out, NodePart::Metadata))?,
+                (NodePart::Metadata, "labels") => map.next_value_seed(NodeItem(&mut *out, NodePart::Labels))?,
+                (NodePart::Labels, label) if out.stats.contains_key(label) => {
+                    let value = map.next_value::<Option<Cow<'de, str>>>()?.unwrap_or_default();
+                    if let Some(s) = out.stats.get_mut(label) {
+                        s.nodes += 1;
+                        *s.domains.entry(value).or_default() += 1;
+                    }
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// T-09 and the domain-size warning: one list of every Node's labels answers all keys.
 fn check_nodes(settings: &Settings, lookups: &[NodeLookup], cluster: &dyn Cluster, v: &mut Verdict) {
     let Some(first) = lookups.first() else { return };
     let query = Query { api_version: "v1", kind: "Node", namespace: None, field_masks: &["metadata.labels"] };
-    let nodes = match cluster.list(&query) {
-        Ok(nodes) => nodes,
+    let list = match cluster.list(&query) {
+        Ok(list) => list,
         Err(e) => {
             v.lookup_failed(KEY_ON_NODES, first.path.clone(), "Nodes", &e, settings.fail_on_lookup_error);
             return;
         }
     };
-    let mut stats: HashMap<&str, LabelStats> = lookups.iter().map(|l| (l.key, LabelStats::default())).collect();
-    for labels in nodes.iter().filter_map(|n| n.get("metadata")?.get("labels")?.as_object()) {
-        for (key, s) in stats.iter_mut() {
-            if let Some(value) = labels.get(*key) {
-                s.nodes += 1;
-                *s.domains.entry(value.as_str().unwrap_or_default()).or_default() += 1;
-            }
+    let labels = match NodeLabels::read(lookups.iter().map(|l| l.key), &list) {
+        Ok(labels) => labels,
+        Err(e) => {
+            let e = LookupError::Failed(format!("cannot read the Node list: {e}"));
+            v.lookup_failed(KEY_ON_NODES, first.path.clone(), "Nodes", &e, settings.fail_on_lookup_error);
+            return;
         }
-    }
-    let checked = plural(nodes.len(), "node");
+    };
+    let checked = plural(labels.nodes, "node");
     for lookup in lookups {
-        let Some(s) = stats.get(lookup.key) else { continue };
+        let Some(s) = labels.stats.get(lookup.key) else { continue };
         if s.nodes == 0 {
             v.deny(
                 KEY_ON_NODES,
@@ -541,7 +648,6 @@ mod tests {
     use super::*;
     use crate::cluster::MemoryCluster;
     use crate::engine::parse_settings;
-    use crate::review::AdmissionRequest;
     use serde_json::{Value, json};
 
     const QUALIFIED_NAME_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
@@ -552,7 +658,7 @@ mod tests {
         let request = json!({"operation": operation, "namespace": "ml",
             "kind": {"group": group, "version": version, "kind": object["kind"]},
             "object": object, "oldObject": old});
-        AdmissionRequest::from_value(request).unwrap().review().unwrap().unwrap()
+        crate::review::review_request(&request).unwrap().unwrap()
     }
 
     fn settings(v: Value) -> Settings {

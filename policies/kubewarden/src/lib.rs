@@ -14,7 +14,7 @@ use kubewarden_policy_sdk::host_capabilities::kubernetes::{
 use kubewarden_policy_sdk::response::ValidationResponse;
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use kubewarden_policy_sdk::wapc_guest::{self, CallResult};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 pub use kubewarden_policy_sdk::{protocol_version_guest, wapc_guest::register_function};
 
@@ -78,7 +78,7 @@ fn lookup_error(query: &Query, message: String) -> LookupError {
 }
 
 impl Cluster for HostCluster {
-    fn get(&self, query: &Query, name: &str) -> Result<Option<Value>, LookupError> {
+    fn get(&self, query: &Query, name: &str) -> Result<Option<Box<RawValue>>, LookupError> {
         let request = GetResourceRequest {
             api_version: query.api_version.to_string(),
             kind: query.kind.to_string(),
@@ -87,7 +87,7 @@ impl Cluster for HostCluster {
             disable_cache: false,
             field_masks: masks(query),
         };
-        match get_resource::<Value>(&request) {
+        match get_resource::<Box<RawValue>>(&request) {
             Ok(object) => Ok(Some(object)),
             Err(e) => {
                 let message = e.to_string();
@@ -100,9 +100,9 @@ impl Cluster for HostCluster {
         }
     }
 
-    fn list(&self, query: &Query) -> Result<Vec<Value>, LookupError> {
-        // The SDK's typed list helpers need a k8s-openapi type per kind; the core works on
-        // JSON, so send the SDK's request over the same host call and read `items`.
+    fn list(&self, query: &Query) -> Result<String, LookupError> {
+        // The SDK's typed list helpers need a k8s-openapi type per kind; the core reads JSON
+        // text, so send the SDK's request over the same host call and pass the answer on.
         let (operation, request) = match query.namespace {
             Some(ns) => (
                 "list_resources_by_namespace",
@@ -129,15 +129,8 @@ impl Cluster for HostCluster {
         let request = request.map_err(|e| LookupError::Failed(e.to_string()))?;
         let raw = wapc_guest::host_call("kubewarden", "kubernetes", operation, &request)
             .map_err(|e| lookup_error(query, format!("error invoking host capability kubernetes.{operation}: {e}")))?;
-        let mut list: Value = serde_json::from_slice(&raw)
-            .map_err(|e| LookupError::Failed(format!("cannot read the {operation} answer: {e}")))?;
-        match list.get_mut("items").map(Value::take) {
-            Some(Value::Array(items)) => Ok(items),
-            Some(Value::Null) | None => Ok(Vec::new()),
-            Some(_) => {
-                Err(LookupError::Failed(format!("the {operation} answer has an items field that is not a list")))
-            }
-        }
+        // The answer is the list object itself; the rule that asked reads its `items`.
+        String::from_utf8(raw).map_err(|e| LookupError::Failed(format!("cannot read the {operation} answer: {e}")))
     }
 }
 
