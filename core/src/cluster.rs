@@ -61,7 +61,8 @@ pub trait Cluster {
 /// A cluster that holds a fixed set of objects, for tests, the e2e host and the playground.
 #[derive(Clone, Debug, Default)]
 pub struct MemoryCluster {
-    objects: Vec<Value>,
+    /// Shared: clones (one per request in the e2e host) cost nothing to make or drop.
+    objects: std::sync::Arc<[Value]>,
     failure: Option<String>,
     /// Answer with whole objects whatever the field masks say, as a host that does not
     /// support them does (benchmarks measure both).
@@ -72,7 +73,7 @@ pub struct MemoryCluster {
 
 impl MemoryCluster {
     pub fn new(objects: Vec<Value>) -> Self {
-        MemoryCluster { objects, failure: None, ignore_field_masks: false, served: None }
+        MemoryCluster { objects: objects.into(), failure: None, ignore_field_masks: false, served: None }
     }
 
     /// The same objects, answered whole: lookups ignore their field masks.
@@ -87,7 +88,7 @@ impl MemoryCluster {
     /// A cluster whose every lookup fails with `message`.
     pub fn failing(message: &str) -> Self {
         MemoryCluster {
-            objects: Vec::new(),
+            objects: Vec::new().into(),
             failure: Some(message.to_string()),
             ignore_field_masks: false,
             served: None,
