@@ -9,6 +9,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::track::{Track, Tracked};
+
 /// Decodes `text` as `T`; the error names the field path, e.g.
 /// `spec.schedulingPolicy.gang.minCount: invalid type: string "4", expected i32`.
 pub fn from_str<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, String> {
@@ -19,10 +21,11 @@ pub fn from_str<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, String> {
 /// error's path starts with.
 pub fn from_str_at<'a, T: Deserialize<'a>>(at: &str, text: &'a str) -> Result<T, String> {
     let mut reader = serde_json::Deserializer::from_str(text);
-    let value = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
-        let message = without_position(e.inner());
-        let path = match e.path().to_string() {
-            p if p == "." => at.to_string(),
+    let track = Track::default();
+    let value = T::deserialize(Tracked { de: &mut reader, track: &track }).map_err(|e| {
+        let message = without_position(&e);
+        let path = match track.path() {
+            p if p.is_empty() => at.to_string(),
             p if at.is_empty() || p.starts_with('[') => format!("{at}{p}"),
             p => format!("{at}.{p}"),
         };
@@ -137,6 +140,36 @@ mod tests {
             "o[0].n: invalid type: boolean `true`, expected i32"
         );
         assert_eq!(from_str_at::<Outer>("o", r#"{"items": [{}]}"#).unwrap_err(), "o.items[0]: missing field `n`");
+    }
+
+    #[test]
+    fn paths_name_map_keys_enum_variants_and_refused_keys() {
+        use std::collections::BTreeMap;
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Strict {
+            #[allow(dead_code)]
+            a: Option<i32>,
+        }
+        #[derive(Debug, Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        enum Mode {
+            Single { n: i32 },
+        }
+        assert_eq!(
+            from_str::<BTreeMap<String, Strict>>(r#"{"x\"y": {"b": 1}}"#).unwrap_err(),
+            "x\"y.b: unknown field `b`, expected `a`"
+        );
+        assert_eq!(
+            from_str::<BTreeMap<String, Vec<Mode>>>(r#"{"m": [{"single": {"n": 1}}, {"single": {"n": "2"}}]}"#)
+                .unwrap_err(),
+            "m[1].single.n: invalid type: string \"2\", expected i32"
+        );
+        // Items decoded before the error leave nothing in its path.
+        assert_eq!(
+            from_str::<Vec<BTreeMap<String, i32>>>(r#"[{"a": 1}, {"b": true}]"#).unwrap_err(),
+            "[1].b: invalid type: boolean `true`, expected i32"
+        );
     }
 
     #[test]

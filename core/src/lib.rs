@@ -17,4 +17,5 @@ pub mod request;
 pub mod review;
 pub mod rules;
 pub mod scheduling;
+mod track;
 pub mod verdict;
