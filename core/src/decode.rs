@@ -154,7 +154,10 @@ mod tests {
         #[derive(Debug, Deserialize)]
         #[serde(rename_all = "camelCase")]
         enum Mode {
-            Single { n: i32 },
+            Single {
+                #[allow(dead_code)]
+                n: i32,
+            },
         }
         assert_eq!(
             from_str::<BTreeMap<String, Strict>>(r#"{"x\"y": {"b": 1}}"#).unwrap_err(),
