@@ -95,6 +95,29 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
     }
 }
 
+/// A JSON string lent by the text it is read from when it has no escapes (`Cow<str>`'s own
+/// `Deserialize` always copies).
+pub struct Text<'de>(pub std::borrow::Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Lent;
+        impl<'de> serde::de::Visitor<'de> for Lent {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(v.into()))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(v.to_string().into()))
+            }
+        }
+        d.deserialize_str(Lent)
+    }
+}
+
 /// `null` reads as the field's default, as Go's JSON decoding (and k8s-openapi) does for
 /// required fields.
 pub fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
@@ -173,6 +196,14 @@ mod tests {
             from_str::<Vec<BTreeMap<String, i32>>>(r#"[{"a": 1}, {"b": true}]"#).unwrap_err(),
             "[1].b: invalid type: boolean `true`, expected i32"
         );
+    }
+
+    #[test]
+    fn text_is_lent_unless_it_has_escapes() {
+        let lent: Text = serde_json::from_str(r#""plain""#).unwrap();
+        assert!(matches!(lent.0, std::borrow::Cow::Borrowed("plain")));
+        let copied: Text = serde_json::from_str(r#""a\"b""#).unwrap();
+        assert!(matches!(copied.0, std::borrow::Cow::Owned(ref s) if s == "a\"b"));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Deserialize;
 
 use crate::cluster::{Cluster, LookupError, Query};
+use crate::decode::Text;
 use crate::engine::RuleSet;
 use crate::field::{BadValue, FieldError, Path};
 use crate::kubeflow::{KubeflowJob, ReplicaSpec};
@@ -563,13 +564,13 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for NodeItem<'_, '_, 'a> {
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let NodeItem(out, part) = self;
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
             match (part, key.as_ref()) {
                 (NodePart::List, "items") => map.next_value_seed(NodeSeq(&mut *out))?,
                 (NodePart::Object, "metadata") => map.next_value_seed(NodeItem(&mut *out, NodePart::Metadata))?,
                 (NodePart::Metadata, "labels") => map.next_value_seed(NodeItem(&mut *out, NodePart::Labels))?,
                 (NodePart::Labels, label) if out.stats.contains_key(label) => {
-                    let value = map.next_value::<Option<Cow<'de, str>>>()?.unwrap_or_default();
+                    let value = map.next_value::<Option<Text<'de>>>()?.map(|t| t.0).unwrap_or_default();
                     if let Some(s) = out.stats.get_mut(label) {
                         s.nodes += 1;
                         *s.domains.entry(value).or_default() += 1;
