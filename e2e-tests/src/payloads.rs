@@ -148,10 +148,16 @@ pub fn request_scenarios() -> Vec<Scenario> {
         payload: validate_payload("CREATE", object, None, &json!({})),
         cluster: nodes.clone(),
     };
+    // The same check without its lookup: how much of the topology row is the Node list.
+    let no_lookup = Scenario {
+        payload: validate_payload("CREATE", &pg, None, &json!({"checkNodeLabels": false})),
+        ..scenario("topology, PodGroup, checkNodeLabels off (no lookup)", "topology", &pg)
+    };
     vec![
         scenario("gang, PodGroup", "gang", &pg),
         scenario("claims, PodGroup", "claims", &pg),
         scenario("topology, PodGroup (Node list of 8)", "topology", &pg),
+        no_lookup,
         scenario("run-policy, PyTorchJob (Master + 2 Workers)", "run-policy", &job),
         scenario("gang, PyTorchJob", "gang", &job),
         scenario("bundle, PodGroup", "bundle", &pg),
