@@ -67,6 +67,46 @@ macro_rules! forward_deserialize {
     )*};
 }
 
+/// Forwards every `deserialize_*` method, wrapping the visitor in `$wrap`.
+macro_rules! forward_every_deserialize {
+    ($wrap:ident, $state:ident) => {
+        forward_deserialize!($wrap, $state;
+            deserialize_any(), deserialize_bool(), deserialize_i8(), deserialize_i16(), deserialize_i32(),
+            deserialize_i64(), deserialize_i128(), deserialize_u8(), deserialize_u16(), deserialize_u32(),
+            deserialize_u64(), deserialize_u128(), deserialize_f32(), deserialize_f64(), deserialize_char(),
+            deserialize_str(), deserialize_string(), deserialize_bytes(), deserialize_byte_buf(),
+            deserialize_option(), deserialize_unit(), deserialize_unit_struct(name: &'static str),
+            deserialize_newtype_struct(name: &'static str), deserialize_seq(), deserialize_tuple(len: usize),
+            deserialize_tuple_struct(name: &'static str, len: usize), deserialize_map(),
+            deserialize_struct(name: &'static str, fields: &'static [&'static str]),
+            deserialize_enum(name: &'static str, variants: &'static [&'static str]),
+            deserialize_identifier(), deserialize_ignored_any(),
+        );
+    };
+}
+
+/// Calls `$apply!` with the `visit_*` methods of booleans, numbers and characters.
+macro_rules! visit_plain_values {
+    ($apply:ident) => {
+        $apply!(
+            visit_bool(bool),
+            visit_i8(i8),
+            visit_i16(i16),
+            visit_i32(i32),
+            visit_i64(i64),
+            visit_i128(i128),
+            visit_u8(u8),
+            visit_u16(u16),
+            visit_u32(u32),
+            visit_u64(u64),
+            visit_u128(u128),
+            visit_f32(f32),
+            visit_f64(f64),
+            visit_char(char),
+        );
+    };
+}
+
 /// Forwards `visit_*` methods of plain values to the wrapped visitor.
 macro_rules! forward_visit {
     ($($method:ident($ty:ty)),* $(,)?) => {$(
@@ -79,18 +119,7 @@ macro_rules! forward_visit {
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Tracked<'_, D> {
     type Error = D::Error;
 
-    forward_deserialize!(Wrap, track;
-        deserialize_any(), deserialize_bool(), deserialize_i8(), deserialize_i16(), deserialize_i32(),
-        deserialize_i64(), deserialize_i128(), deserialize_u8(), deserialize_u16(), deserialize_u32(),
-        deserialize_u64(), deserialize_u128(), deserialize_f32(), deserialize_f64(), deserialize_char(),
-        deserialize_str(), deserialize_string(), deserialize_bytes(), deserialize_byte_buf(),
-        deserialize_option(), deserialize_unit(), deserialize_unit_struct(name: &'static str),
-        deserialize_newtype_struct(name: &'static str), deserialize_seq(), deserialize_tuple(len: usize),
-        deserialize_tuple_struct(name: &'static str, len: usize), deserialize_map(),
-        deserialize_struct(name: &'static str, fields: &'static [&'static str]),
-        deserialize_enum(name: &'static str, variants: &'static [&'static str]),
-        deserialize_identifier(), deserialize_ignored_any(),
-    );
+    forward_every_deserialize!(Wrap, track);
 
     fn is_human_readable(&self) -> bool {
         self.de.is_human_readable()
@@ -110,21 +139,8 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<'_, V> {
         self.inner.expecting(f)
     }
 
+    visit_plain_values!(forward_visit);
     forward_visit!(
-        visit_bool(bool),
-        visit_i8(i8),
-        visit_i16(i16),
-        visit_i32(i32),
-        visit_i64(i64),
-        visit_i128(i128),
-        visit_u8(u8),
-        visit_u16(u16),
-        visit_u32(u32),
-        visit_u64(u64),
-        visit_u128(u128),
-        visit_f32(f32),
-        visit_f64(f64),
-        visit_char(char),
         visit_str(&str),
         visit_borrowed_str(&'de str),
         visit_string(String),
@@ -323,18 +339,7 @@ struct CaptureKey<'k, 'de, D> {
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for CaptureKey<'_, 'de, D> {
     type Error = D::Error;
 
-    forward_deserialize!(CaptureVisit, key;
-        deserialize_any(), deserialize_bool(), deserialize_i8(), deserialize_i16(), deserialize_i32(),
-        deserialize_i64(), deserialize_i128(), deserialize_u8(), deserialize_u16(), deserialize_u32(),
-        deserialize_u64(), deserialize_u128(), deserialize_f32(), deserialize_f64(), deserialize_char(),
-        deserialize_str(), deserialize_string(), deserialize_bytes(), deserialize_byte_buf(),
-        deserialize_option(), deserialize_unit(), deserialize_unit_struct(name: &'static str),
-        deserialize_newtype_struct(name: &'static str), deserialize_seq(), deserialize_tuple(len: usize),
-        deserialize_tuple_struct(name: &'static str, len: usize), deserialize_map(),
-        deserialize_struct(name: &'static str, fields: &'static [&'static str]),
-        deserialize_enum(name: &'static str, variants: &'static [&'static str]),
-        deserialize_identifier(), deserialize_ignored_any(),
-    );
+    forward_every_deserialize!(CaptureVisit, key);
 
     fn is_human_readable(&self) -> bool {
         self.de.is_human_readable()
@@ -364,22 +369,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for CaptureVisit<'_, 'de, V> {
         self.inner.expecting(f)
     }
 
-    capture_display!(
-        visit_bool(bool),
-        visit_i8(i8),
-        visit_i16(i16),
-        visit_i32(i32),
-        visit_i64(i64),
-        visit_i128(i128),
-        visit_u8(u8),
-        visit_u16(u16),
-        visit_u32(u32),
-        visit_u64(u64),
-        visit_u128(u128),
-        visit_f32(f32),
-        visit_f64(f64),
-        visit_char(char),
-    );
+    visit_plain_values!(capture_display);
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
         *self.key = Some(Cow::Owned(v.to_string()));
