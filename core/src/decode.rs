@@ -35,11 +35,6 @@ pub fn from_str_at<'a, T: Deserialize<'a>>(at: &str, text: &'a str) -> Result<T,
     Ok(value)
 }
 
-/// Decodes a raw JSON value as `T`.
-pub fn from_raw<T: DeserializeOwned>(raw: &RawValue) -> Result<T, String> {
-    from_str(raw.get())
-}
-
 /// Decodes `value` as `T` (tests, and faces that hold objects as values).
 pub fn from_json<T: DeserializeOwned>(value: &Value) -> Result<T, String> {
     from_str(&value.to_string())
