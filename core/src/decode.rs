@@ -123,6 +123,146 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
+/// A list the apiserver allows at most `MAX` items in. Past that it rejects the list with one
+/// `Too many` error and checks no item, so only the first `MAX + 1` items are decoded: the
+/// rest are counted, and digested so that two lists still compare equal only when they are
+/// (an UPDATE compares an immutable list with its old copy).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capped<T, const MAX: usize> {
+    /// The first items, one past the maximum at most.
+    items: Vec<T>,
+    len: usize,
+    /// A digest of the items past `items`.
+    rest: u64,
+}
+
+impl<T, const MAX: usize> Default for Capped<T, MAX> {
+    fn default() -> Self {
+        Capped { items: Vec::new(), len: 0, rest: 0 }
+    }
+}
+
+impl<T, const MAX: usize> Capped<T, MAX> {
+    /// How many items the list holds.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The items, or none when there are more than `MAX`.
+    pub fn within_maximum(&self) -> &[T] {
+        if self.len > MAX { &[] } else { &self.items }
+    }
+}
+
+impl<'de, T: Deserialize<'de>, const MAX: usize> Deserialize<'de> for Capped<T, MAX> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Items<T, const MAX: usize>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>, const MAX: usize> serde::de::Visitor<'de> for Items<T, MAX> {
+            type Value = Capped<T, MAX>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Capped::default())
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while items.len() <= MAX {
+                    match seq.next_element()? {
+                        Some(item) => items.push(item),
+                        None => return Ok(Capped { len: items.len(), items, rest: 0 }),
+                    }
+                }
+                let mut digest = std::collections::hash_map::DefaultHasher::new();
+                let mut len = items.len();
+                while seq.next_element_seed(Digest(&mut digest))?.is_some() {
+                    len += 1;
+                }
+                Ok(Capped { items, len, rest: std::hash::Hasher::finish(&digest) })
+            }
+        }
+        d.deserialize_option(OptionalList(Items::<T, MAX>(std::marker::PhantomData)))
+    }
+}
+
+/// `null` as an empty list (k8s-openapi reads a required list so), anything else as `V` reads it.
+struct OptionalList<V>(V);
+
+impl<'de, V: serde::de::Visitor<'de>> serde::de::Visitor<'de> for OptionalList<V> {
+    type Value = V::Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        self.0.expecting(f)
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<V::Value, E> {
+        self.0.visit_unit()
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<V::Value, E> {
+        self.0.visit_unit()
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
+        d.deserialize_seq(self.0)
+    }
+}
+
+/// Feeds one JSON value into a hash, structure and all, without keeping any of it.
+struct Digest<'h>(&'h mut std::collections::hash_map::DefaultHasher);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Digest<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Digest<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        std::hash::Hash::hash(&0u8, self.0);
+        Ok(())
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<(), E> {
+        std::hash::Hash::hash(&(1u8, v), self.0);
+        Ok(())
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<(), E> {
+        std::hash::Hash::hash(&(2u8, v), self.0);
+        Ok(())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<(), E> {
+        std::hash::Hash::hash(&(3u8, v), self.0);
+        Ok(())
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<(), E> {
+        std::hash::Hash::hash(&(4u8, v.to_bits()), self.0);
+        Ok(())
+    }
+    fn visit_str<E>(self, v: &str) -> Result<(), E> {
+        std::hash::Hash::hash(&(5u8, v), self.0);
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        std::hash::Hash::hash(&6u8, self.0);
+        while seq.next_element_seed(Digest(self.0))?.is_some() {}
+        std::hash::Hash::hash(&7u8, self.0);
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        std::hash::Hash::hash(&8u8, self.0);
+        while map.next_key_seed(Digest(self.0))?.is_some() {
+            map.next_value_seed(Digest(self.0))?;
+        }
+        std::hash::Hash::hash(&9u8, self.0);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,5 +353,32 @@ mod tests {
         ] {
             assert_eq!(json_type(&RawValue::from_string(text.into()).unwrap()), want, "{text}");
         }
+    }
+
+    #[test]
+    fn a_capped_list_decodes_one_item_past_its_maximum_and_counts_the_rest() {
+        type List = Capped<String, 2>;
+        let list: List = from_str(r#"["a", "b"]"#).unwrap();
+        assert_eq!((list.len(), list.within_maximum()), (2, &["a".to_string(), "b".to_string()][..]));
+        let long: List = from_str(r#"["a", "b", "c", {"d": [1, -2, 3.5, true, null]}, "e"]"#).unwrap();
+        assert_eq!(long.len(), 5);
+        assert!(long.within_maximum().is_empty());
+        assert_eq!(long.items, ["a", "b", "c"], "one past the maximum shows it is exceeded");
+        // Past the kept items, any value is counted; the digest still tells lists apart.
+        let same: List = from_str(r#"["a","b","c",{"d":[1,-2,3.5,true,null]},"e"]"#).unwrap();
+        assert_eq!(long, same);
+        for other in [
+            r#"["a", "b", "c", {"d": [1, -2, 3.5, true, null]}, "f"]"#,
+            r#"["a", "b", "c", {"d": [1, -2, 3.5, false, null]}, "e"]"#,
+            r#"["a", "b", "c", {"e": [1, -2, 3.5, true, null]}, "e"]"#,
+            r#"["a", "b", "c", "e", {"d": [1, -2, 3.5, true, null]}]"#,
+            r#"["a", "b", "x", {"d": [1, -2, 3.5, true, null]}, "e"]"#,
+        ] {
+            assert_ne!(long, from_str::<List>(other).unwrap(), "{other}");
+        }
+        assert_eq!(from_str::<List>("null").unwrap(), List::default());
+        assert!(from_str::<List>("null").unwrap().is_empty());
+        assert_eq!(from_str::<List>("[1]").unwrap_err(), "[0]: invalid type: integer `1`, expected a string");
+        assert_eq!(from_str::<List>(r#""a""#).unwrap_err(), "invalid type: string \"a\", expected a sequence");
     }
 }

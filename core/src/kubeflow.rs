@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::meta::ObjectMeta;
+use crate::meta::{ObjectMeta, TemplateMeta};
 use crate::pod::PodTemplateSpec;
 
 /// The six job kinds, with what differs between them.
@@ -150,6 +150,31 @@ pub struct ReplicaSpec {
     pub template: PodTemplateSpec,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
+}
+
+/// A replica spec of the job an UPDATE replaces: its count and its template's metadata.
+#[derive(Deserialize)]
+struct OldReplicaSpec {
+    #[serde(default)]
+    replicas: Option<i32>,
+    #[serde(default)]
+    template: OldTemplate,
+}
+
+#[derive(Default, Deserialize)]
+struct OldTemplate {
+    #[serde(default)]
+    metadata: Option<TemplateMeta>,
+}
+
+impl From<OldReplicaSpec> for ReplicaSpec {
+    fn from(old: OldReplicaSpec) -> ReplicaSpec {
+        ReplicaSpec {
+            replicas: old.replicas,
+            template: PodTemplateSpec { metadata: old.template.metadata, spec: None },
+            restart_policy: None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -386,6 +411,57 @@ impl KubeflowJob {
         Ok(KubeflowJob { kind, metadata, spec, status })
     }
 
+    /// Decodes the job an UPDATE replaces for the update rules, which compare `spec.runPolicy`
+    /// and the replica templates' annotations: each template's Pod spec is skipped unread, so
+    /// the old copy of a large job costs little more than a scan. The apiserver sends the
+    /// object as it stored it, having checked it then.
+    pub fn decode_old(kind: JobKind, text: &str) -> Result<KubeflowJob, String> {
+        // One type for the six kinds keeps the policy modules small; the apiserver prunes
+        // another kind's map from a stored job, so only the kind's own is ever there.
+        #[derive(Default, Deserialize)]
+        #[serde(default, rename_all = "camelCase")]
+        struct OldSpec {
+            run_policy: Option<RunPolicy>,
+            tf_replica_specs: Option<OldReplicaSpecs>,
+            pytorch_replica_specs: Option<OldReplicaSpecs>,
+            mpi_replica_specs: Option<OldReplicaSpecs>,
+            jax_replica_specs: Option<OldReplicaSpecs>,
+            paddle_replica_specs: Option<OldReplicaSpecs>,
+            xgb_replica_specs: Option<OldReplicaSpecs>,
+        }
+        type OldReplicaSpecs = BTreeMap<String, Option<OldReplicaSpec>>;
+        fn own(map: Option<OldReplicaSpecs>) -> Option<ReplicaSpecs> {
+            map.map(|m| m.into_iter().map(|(k, v)| (k, v.map(ReplicaSpec::from))).collect())
+        }
+        let (metadata, old, _) = decode_as::<OldSpec>(text)?;
+        let run_policy = old.run_policy;
+        let spec = match kind {
+            JobKind::TFJob => {
+                JobSpec::TF(TFJobSpec { run_policy, tf_replica_specs: own(old.tf_replica_specs), ..Default::default() })
+            }
+            JobKind::PyTorchJob => JobSpec::PyTorch(PyTorchJobSpec {
+                run_policy,
+                pytorch_replica_specs: own(old.pytorch_replica_specs),
+                ..Default::default()
+            }),
+            JobKind::MPIJob => JobSpec::MPI(MPIJobSpec {
+                run_policy,
+                mpi_replica_specs: own(old.mpi_replica_specs),
+                ..Default::default()
+            }),
+            JobKind::JAXJob => JobSpec::JAX(JAXJobSpec { run_policy, jax_replica_specs: own(old.jax_replica_specs) }),
+            JobKind::PaddleJob => JobSpec::Paddle(PaddleJobSpec {
+                run_policy,
+                paddle_replica_specs: own(old.paddle_replica_specs),
+                ..Default::default()
+            }),
+            JobKind::XGBoostJob => {
+                JobSpec::XGBoost(XGBoostJobSpec { run_policy, xgb_replica_specs: own(old.xgb_replica_specs) })
+            }
+        };
+        Ok(KubeflowJob { kind, metadata, spec, status: None })
+    }
+
     pub fn run_policy(&self) -> Option<&RunPolicy> {
         match &self.spec {
             JobSpec::TF(s) => s.run_policy.as_ref(),
@@ -497,6 +573,39 @@ mod tests {
         // Another kind's map is not this kind's map.
         let tf = decode(JobKind::TFJob, json!({"spec": {"pytorchReplicaSpecs": {"Worker": {}}}})).unwrap();
         assert!(tf.replica_specs().is_none());
+    }
+
+    #[test]
+    fn the_old_copy_keeps_what_update_rules_compare() {
+        let text = json!({"metadata": {"name": "p"}, "spec": {
+            "runPolicy": {"managedBy": "kubeflow.org/training-operator", "schedulingPolicy": {"queue": "q"}},
+            "elasticPolicy": {"minReplicas": 1},
+            "pytorchReplicaSpecs": {
+                "Worker": {"replicas": 2, "restartPolicy": "Never", "template": {
+                    "metadata": {"annotations": {"kueue.x-k8s.io/podset-required-topology": "rack"}},
+                    "spec": {"containers": [{"name": 7}]}}},
+                "Master": null}
+        }})
+        .to_string();
+        let old = KubeflowJob::decode_old(JobKind::PyTorchJob, &text).unwrap();
+        assert_eq!(old.metadata.name.as_deref(), Some("p"));
+        assert_eq!(old.scheduling_policy().unwrap().queue.as_deref(), Some("q"));
+        assert_eq!(old.run_policy().unwrap().managed_by.as_deref(), Some("kubeflow.org/training-operator"));
+        assert_eq!(old.elastic_bounds(), None, "not compared on update");
+        let specs = old.replica_specs().unwrap();
+        assert_eq!(specs["Master"], None);
+        let worker = specs["Worker"].as_ref().unwrap();
+        assert_eq!(worker.replicas, Some(2));
+        assert_eq!(worker.restart_policy, None);
+        assert_eq!(worker.template.spec, None, "the Pod spec is skipped unread");
+        let annotations = worker.template.metadata.as_ref().unwrap().annotations.as_ref().unwrap();
+        assert_eq!(annotations["kueue.x-k8s.io/podset-required-topology"], "rack");
+        // The full decode reads the same text's Pod spec, and the misplaced name fails it.
+        assert!(KubeflowJob::decode(JobKind::PyTorchJob, &text).is_err());
+        let err =
+            KubeflowJob::decode_old(JobKind::PyTorchJob, &json!({"spec": {"runPolicy": {"managedBy": 1}}}).to_string())
+                .unwrap_err();
+        assert!(err.starts_with("spec.runPolicy.managedBy: invalid type: integer `1`"), "{err}");
     }
 
     #[test]

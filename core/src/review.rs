@@ -174,7 +174,8 @@ pub struct Review {
     /// The request's namespace (also where namespaced lookups go).
     pub namespace: String,
     pub object: Resource,
-    /// Present on UPDATE.
+    /// Present on UPDATE. A Kubeflow job's old copy holds only what the update rules compare
+    /// ([`KubeflowJob::decode_old`]).
     pub old_object: Option<Resource>,
     /// The object exactly as it arrived; a mutating rule set edits a copy of this, so the
     /// patch Kubewarden computes holds only the fields it meant to change.
@@ -233,6 +234,20 @@ impl Resource {
     /// Decodes the JSON `text` as the kind `gvk` names. The caller has checked the kind is
     /// guarded.
     fn decode(gvk: &GroupVersionKind, text: &str) -> Result<Resource, String> {
+        Self::decode_as(gvk, text, KubeflowJob::decode)
+    }
+
+    /// Decodes the object an UPDATE replaces: as [`Resource::decode`], but a Kubeflow job
+    /// is read only as far as the update rules compare it.
+    fn decode_old(gvk: &GroupVersionKind, text: &str) -> Result<Resource, String> {
+        Self::decode_as(gvk, text, KubeflowJob::decode_old)
+    }
+
+    fn decode_as(
+        gvk: &GroupVersionKind,
+        text: &str,
+        job: fn(JobKind, &str) -> Result<KubeflowJob, String>,
+    ) -> Result<Resource, String> {
         let version =
             || Version::parse(&gvk.version).ok_or_else(|| format!("unsupported version {}", gvk.api_version()));
         Ok(match gvk.kind.as_str() {
@@ -242,7 +257,7 @@ impl Resource {
             "Pod" => Resource::Pod(Box::new(crate::decode::from_str(text)?)),
             kind => {
                 let job_kind = JobKind::from_kind(kind).ok_or_else(|| format!("unsupported kind {kind}"))?;
-                Resource::Job(Box::new(KubeflowJob::decode(job_kind, text)?))
+                Resource::Job(Box::new(job(job_kind, text)?))
             }
         })
     }
@@ -263,15 +278,43 @@ fn operation(op: &str) -> Result<Operation, BadRequest> {
 
 /// An object's `apiVersion`, `kind` and `metadata`, read without decoding the rest. Values
 /// of the wrong type read as absent here: the typed decode reports them.
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Default)]
 struct ObjectHeader<'a> {
-    #[serde(borrow)]
     api_version: Option<&'a RawValue>,
-    #[serde(borrow)]
     kind: Option<&'a RawValue>,
-    #[serde(borrow)]
     metadata: Option<&'a RawValue>,
+}
+
+/// Reads an object's entries only until the header is complete: objects lead with
+/// `apiVersion`, `kind` and `metadata`, so the spec (which may be megabytes) is not scanned
+/// a second time.
+struct HeaderReader<'h, 'a>(&'h mut ObjectHeader<'a>);
+
+impl<'de> serde::de::Visitor<'de> for HeaderReader<'_, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<crate::decode::Text<'de>>()? {
+            let slot = match key.0.as_ref() {
+                "apiVersion" => &mut self.0.api_version,
+                "kind" => &mut self.0.kind,
+                "metadata" => &mut self.0.metadata,
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    continue;
+                }
+            };
+            *slot = Some(map.next_value()?);
+            if self.0.api_version.is_some() && self.0.kind.is_some() && self.0.metadata.is_some() {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A raw JSON string's value; anything else reads as empty.
@@ -286,8 +329,12 @@ impl ObjectHeader<'_> {
         if json_type(object) != "an object" {
             return Err(type_error(json_type(object)));
         }
-        // The payload was read as JSON already, so an object reads as a header.
-        serde_json::from_str(object.get()).map_err(|e| BadRequest(format!("request.{what}: {e}")))
+        let mut header = ObjectHeader::default();
+        let mut de = serde_json::Deserializer::from_str(object.get());
+        // Stopping early leaves the rest of the object unread, which serde_json reports as an
+        // error; the payload was read as JSON already, so what the reader found is the header.
+        let _ = serde::Deserializer::deserialize_map(&mut de, HeaderReader(&mut header));
+        Ok(header)
     }
 
     fn gvk(&self) -> GroupVersionKind {
@@ -386,17 +433,16 @@ impl<'a> AdmissionRequest<'a> {
         }
         let header = header?;
         header.check_kind("object", &gvk)?;
-        let decode = |what: &str, raw: &RawValue| {
-            Resource::decode(&gvk, raw.get())
-                .map_err(|e| BadRequest(format!("cannot decode {what} as {}: {e}", gvk.kind)))
+        let decode = |what: &str, raw: &RawValue, decode: fn(&GroupVersionKind, &str) -> Result<Resource, String>| {
+            decode(&gvk, raw.get()).map_err(|e| BadRequest(format!("cannot decode {what} as {}: {e}", gvk.kind)))
         };
         // `read` has checked the object is there.
         let Some(raw_object) = self.object else { return Err(BadRequest("request.object: Required value".into())) };
-        let object = decode("request.object", raw_object)?;
+        let object = decode("request.object", raw_object, Resource::decode)?;
         let old_object = match (operation, self.old_object) {
             (Operation::Update, Some(old)) => {
                 ObjectHeader::read("oldObject", Some(old))?.check_kind("oldObject", &gvk)?;
-                Some(decode("request.oldObject", old)?)
+                Some(decode("request.oldObject", old, Resource::decode_old)?)
             }
             _ => None,
         };

@@ -14,6 +14,7 @@
 //! depth, CompositePodGroup, CompositePodGroupTemplate) is read as. Rules that only exist in one
 //! version read the typed objects below.
 
+use crate::decode::Capped;
 use crate::meta::ObjectMeta;
 use k8s_openapi::api::scheduling::v1alpha2 as a2;
 use k8s_openapi_137::api::scheduling::v1beta1 as b1;
@@ -95,6 +96,25 @@ fn null_as_default<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(d: 
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
+/// A 1.36 Workload (`v1alpha2`), with k8s-openapi's templates. Its template list is
+/// [`Capped`]: a Workload with 10,000 templates is rejected for the length alone, so the
+/// templates past the maximum are not decoded.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Workload136 {
+    #[serde(deserialize_with = "null_as_default")]
+    pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "null_as_default")]
+    pub spec: WorkloadSpec136,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct WorkloadSpec136 {
+    pub controller_ref: Option<a2::TypedLocalObjectReference>,
+    pub pod_group_templates: Capped<a2::PodGroupTemplate, MAX_TEMPLATES_PER_LIST>,
+}
+
 /// A 1.37 Workload (`v1beta1` or `v1alpha3`). The envelope leaves `apiVersion` to the
 /// request, which has checked it, so one type reads both versions.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -148,7 +168,7 @@ pub struct CompositePodGroupSpec {
 #[derive(Clone, Debug, PartialEq)]
 #[allow(clippy::large_enum_variant, reason = "one per request, and boxed in `Resource`")]
 pub enum Workload {
-    V1alpha2(a2::Workload),
+    V1alpha2(Workload136),
     V137(Workload137),
 }
 
@@ -196,7 +216,10 @@ impl Workload {
     /// Every group spec of the Workload: its templates at every depth.
     pub fn group_specs(&self) -> Vec<GroupSpec<'_>> {
         match self {
-            Workload::V1alpha2(w) => within_maximum(&w.spec.pod_group_templates)
+            Workload::V1alpha2(w) => w
+                .spec
+                .pod_group_templates
+                .within_maximum()
                 .iter()
                 .enumerate()
                 .map(|(i, t)| GroupSpec::of_template_136(t, i))

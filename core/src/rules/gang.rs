@@ -5,7 +5,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use k8s_openapi::api::scheduling::v1alpha2 as a2;
 use k8s_openapi_137::api::scheduling::v1beta1 as b1;
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +18,7 @@ use crate::review::{Resource, Review};
 use crate::rules::RuleInfo;
 use crate::scheduling::{
     self, COMPOSITE_VERSION, CompositePodGroup, Disruption, GroupOrigin, GroupSpec, PodGroup, TemplateRef, Version,
-    Workload, Workload137, group_specs,
+    Workload, Workload136, Workload137, group_specs,
 };
 use crate::verdict::Verdict;
 
@@ -434,7 +433,7 @@ fn check_workload(w: &Workload, old: Option<&Workload>, groups: &[GroupSpec], v:
 }
 
 /// G-02..G-05, G-07 (shape) for 1.36.
-fn check_workload_136(w: &a2::Workload, v: &mut Verdict) {
+fn check_workload_136(w: &Workload136, v: &mut Verdict) {
     let path = Path::new("spec").child("podGroupTemplates");
     let templates = &w.spec.pod_group_templates;
     if templates.is_empty() {
@@ -443,8 +442,8 @@ fn check_workload_136(w: &a2::Workload, v: &mut Verdict) {
         v.deny(TEMPLATES, FieldError::too_many(path.clone(), templates.len(), MAX_TEMPLATES_PER_LIST));
     }
     // Past the maximum the one error above stands for the whole list, as in the apiserver.
-    let mut seen = HashSet::with_capacity(templates.len().min(MAX_TEMPLATES_PER_LIST));
-    for (i, t) in templates.iter().enumerate().take_while(|_| templates.len() <= MAX_TEMPLATES_PER_LIST) {
+    let mut seen = HashSet::with_capacity(MAX_TEMPLATES_PER_LIST);
+    for (i, t) in templates.within_maximum().iter().enumerate() {
         v.deny_all(TEMPLATE_NAME, check(&path.index(i).child("name"), &t.name, true, names::is_dns1123_label));
         if !seen.insert(t.name.as_str()) {
             v.deny(TEMPLATE_UNIQUE, FieldError::duplicate(path.index(i), BadValue::of(t)));
