@@ -336,18 +336,19 @@ fn check_replica_specs(settings: &Settings, job: &KubeflowJob, v: &mut Verdict) 
         if !kind.replica_types().contains(&replica_type.as_str()) {
             v.deny(REPLICA_TYPE, FieldError::not_supported(path.clone(), replica_type, kind.replica_types()));
         }
-        let containers_path = path.child("template").child("spec").child("containers");
+        // Built only when something is reported: a map may hold thousands of replica specs.
+        let containers_path = || path.child("template").child("spec").child("containers");
         let containers =
             spec.as_ref().and_then(|s| s.template.spec.as_ref()).map(|p| p.containers.as_slice()).unwrap_or_default();
         if containers.is_empty() {
-            v.deny(CONTAINERS, FieldError::required(containers_path.clone(), "must be specified"));
+            v.deny(CONTAINERS, FieldError::required(containers_path(), "must be specified"));
         }
         let restart_policy = spec
             .as_ref()
             .and_then(|s| s.restart_policy.as_deref())
             .filter(|r| !r.is_empty())
             .or(settings.default_restart_policy.as_deref());
-        check_containers(kind, &path, &containers_path, containers, restart_policy, v);
+        check_containers(kind, &path, containers_path, containers, restart_policy, v);
         let Some(spec) = spec else { continue };
         check_replica_count(kind, replica_type, spec, &path, v);
         if let Some(r) = spec.restart_policy.as_deref().filter(|r| !r.is_empty() && !RESTART_POLICIES.contains(r)) {
@@ -383,7 +384,7 @@ fn requires_default_container(kind: JobKind) -> bool {
 fn check_containers(
     kind: JobKind,
     replica_path: &Path,
-    path: &Path,
+    path: impl Fn() -> Path,
     containers: &[Container],
     restart_policy: Option<&str>,
     v: &mut Verdict,
@@ -391,12 +392,14 @@ fn check_containers(
     let default = kind.default_container_name();
     for (i, c) in containers.iter().enumerate() {
         if c.image.as_deref().is_none_or(str::is_empty) {
-            v.deny(IMAGE, FieldError::required(path.index(i).child("image"), "must be required"));
+            v.deny(IMAGE, FieldError::required(path().index(i).child("image"), "must be required"));
         }
         if !requires_default_container(kind) && c.name.is_empty() {
-            v.deny(DEFAULT_CONTAINER, FieldError::required(path.index(i).child("name"), ""));
+            v.deny(DEFAULT_CONTAINER, FieldError::required(path().index(i).child("name"), ""));
         }
-        check_ports(kind, c, &path.index(i), v);
+        if c.ports.as_ref().is_some_and(|p| !p.is_empty()) {
+            check_ports(kind, c, &path().index(i), v);
+        }
     }
     if containers.iter().any(|c| c.name == default) {
         return;
@@ -406,7 +409,7 @@ fn check_containers(
         let name = if kind == JobKind::PaddleJob { format!("{default:?}") } else { default.to_string() };
         v.deny(
             DEFAULT_CONTAINER,
-            FieldError::required(path.clone(), format!("must have at least one container with name {name}")),
+            FieldError::required(path(), format!("must have at least one container with name {name}")),
         );
     } else if restart_policy == Some("ExitCode") && !containers.is_empty() {
         v.warn(
@@ -459,7 +462,7 @@ fn check_ports(kind: JobKind, c: &Container, path: &Path, v: &mut Verdict) {
 
 /// R-10 (replicas of the single-pod roles), R-11.
 fn check_replica_count(kind: JobKind, replica_type: &str, spec: &ReplicaSpec, path: &Path, v: &mut Verdict) {
-    let path = path.child("replicas");
+    let path = || path.child("replicas");
     let single = match (kind, replica_type) {
         // The webhooks run before defaulting, so an unset count fails there too.
         (JobKind::PyTorchJob | JobKind::XGBoostJob, "Master") => Some(true),
@@ -468,7 +471,7 @@ fn check_replica_count(kind: JobKind, replica_type: &str, spec: &ReplicaSpec, pa
     };
     if let Some(explicit) = single {
         if spec.replicas.is_some_and(|n| n != 1) || (explicit && spec.replicas.is_none()) {
-            v.deny(MASTER_REPLICAS, FieldError::forbidden(path, "must be 1"));
+            v.deny(MASTER_REPLICAS, FieldError::forbidden(path(), "must be 1"));
         }
         return;
     }
@@ -477,9 +480,9 @@ fn check_replica_count(kind: JobKind, replica_type: &str, spec: &ReplicaSpec, pa
         || (replica_type == "Worker"
             && matches!(kind, JobKind::TFJob | JobKind::JAXJob | JobKind::PaddleJob | JobKind::XGBoostJob));
     if needs_one && n < 1 {
-        v.deny(REPLICAS, FieldError::forbidden(path, "must be at least 1"));
+        v.deny(REPLICAS, FieldError::forbidden(path(), "must be at least 1"));
     } else if n < 0 {
-        v.deny(REPLICAS, FieldError::invalid(path, n, "must be greater than or equal to 0"));
+        v.deny(REPLICAS, FieldError::invalid(path(), n, "must be greater than or equal to 0"));
     }
 }
 
