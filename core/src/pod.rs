@@ -23,6 +23,29 @@ pub struct Pod {
     pub spec: Option<PodSpec>,
 }
 
+impl Pod {
+    /// Decodes the Pod an UPDATE replaces for the update rules, which compare only
+    /// `spec.schedulingGroup`: the containers and the rest of the spec are skipped unread.
+    pub fn decode_old(text: &str) -> Result<Pod, String> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct OldSpec {
+            #[serde(default)]
+            scheduling_group: Option<PodSchedulingGroup>,
+        }
+        #[derive(Deserialize)]
+        struct OldPod {
+            #[serde(default, deserialize_with = "null_as_default")]
+            metadata: ObjectMeta,
+            #[serde(default)]
+            spec: Option<OldSpec>,
+        }
+        let old: OldPod = crate::decode::from_str(text)?;
+        let spec = old.spec.map(|s| PodSpec { scheduling_group: s.scheduling_group, ..PodSpec::default() });
+        Ok(Pod { metadata: old.metadata, spec })
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodTemplateSpec {
@@ -97,6 +120,24 @@ mod tests {
         assert_eq!(spec.init_containers, None);
         assert_eq!(spec.resource_claims.unwrap()[0].resource_claim_template_name.as_deref(), Some("t"));
         assert_eq!(spec.scheduling_group.unwrap().pod_group_name.as_deref(), Some("g"));
+    }
+
+    #[test]
+    fn the_old_copy_keeps_the_scheduling_group() {
+        let text = json!({"metadata": {"name": "p"}, "spec": {
+            "containers": [{"name": 7}], "schedulingGroup": {"podGroupName": "g"}}})
+        .to_string();
+        let old = Pod::decode_old(&text).unwrap();
+        assert_eq!(old.metadata.name.as_deref(), Some("p"));
+        let spec = old.spec.unwrap();
+        assert_eq!(spec.scheduling_group.unwrap().pod_group_name.as_deref(), Some("g"));
+        assert!(spec.containers.is_empty(), "the containers are skipped unread");
+        assert!(crate::decode::from_str::<Pod>(&text).is_err());
+        assert_eq!(Pod::decode_old(r#"{"spec": null}"#).unwrap().spec, None);
+        assert_eq!(
+            Pod::decode_old(r#"{"spec": {"schedulingGroup": {"podGroupName": 1}}}"#).unwrap_err(),
+            "spec.schedulingGroup.podGroupName: invalid type: integer `1`, expected a string"
+        );
     }
 
     #[test]

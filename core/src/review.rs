@@ -174,8 +174,8 @@ pub struct Review {
     /// The request's namespace (also where namespaced lookups go).
     pub namespace: String,
     pub object: Resource,
-    /// Present on UPDATE. A Kubeflow job's old copy holds only what the update rules compare
-    /// ([`KubeflowJob::decode_old`]).
+    /// Present on UPDATE. The old copy of a Pod or a Kubeflow job holds only what the update
+    /// rules compare ([`Pod::decode_old`], [`KubeflowJob::decode_old`]).
     pub old_object: Option<Resource>,
     /// The object exactly as it arrived; a mutating rule set edits a copy of this, so the
     /// patch Kubewarden computes holds only the fields it meant to change.
@@ -234,30 +234,28 @@ impl Resource {
     /// Decodes the JSON `text` as the kind `gvk` names. The caller has checked the kind is
     /// guarded.
     fn decode(gvk: &GroupVersionKind, text: &str) -> Result<Resource, String> {
-        Self::decode_as(gvk, text, KubeflowJob::decode)
+        Self::decode_as(gvk, text, false)
     }
 
-    /// Decodes the object an UPDATE replaces: as [`Resource::decode`], but a Kubeflow job
-    /// is read only as far as the update rules compare it.
+    /// Decodes the object an UPDATE replaces: as [`Resource::decode`], but a Pod or a
+    /// Kubeflow job is read only as far as the update rules compare it.
     fn decode_old(gvk: &GroupVersionKind, text: &str) -> Result<Resource, String> {
-        Self::decode_as(gvk, text, KubeflowJob::decode_old)
+        Self::decode_as(gvk, text, true)
     }
 
-    fn decode_as(
-        gvk: &GroupVersionKind,
-        text: &str,
-        job: fn(JobKind, &str) -> Result<KubeflowJob, String>,
-    ) -> Result<Resource, String> {
+    fn decode_as(gvk: &GroupVersionKind, text: &str, old: bool) -> Result<Resource, String> {
         let version =
             || Version::parse(&gvk.version).ok_or_else(|| format!("unsupported version {}", gvk.api_version()));
         Ok(match gvk.kind.as_str() {
             "Workload" => Resource::Workload(Box::new(Workload::decode(version()?, text)?)),
             "PodGroup" => Resource::PodGroup(Box::new(PodGroup::decode(version()?, text)?)),
             "CompositePodGroup" => Resource::CompositePodGroup(Box::new(CompositePodGroup::decode(text)?)),
+            "Pod" if old => Resource::Pod(Box::new(Pod::decode_old(text)?)),
             "Pod" => Resource::Pod(Box::new(crate::decode::from_str(text)?)),
             kind => {
                 let job_kind = JobKind::from_kind(kind).ok_or_else(|| format!("unsupported kind {kind}"))?;
-                Resource::Job(Box::new(job(job_kind, text)?))
+                let decode = if old { KubeflowJob::decode_old } else { KubeflowJob::decode };
+                Resource::Job(Box::new(decode(job_kind, text)?))
             }
         })
     }
