@@ -488,6 +488,7 @@ fn check_workload_137(w: &Workload137, groups: &[GroupSpec], v: &mut Verdict) {
         s.composite_pod_group_templates.as_deref(),
         &spec,
         1,
+        true,
         &mut seen,
         v,
     );
@@ -511,19 +512,26 @@ fn check_workload_137(w: &Workload137, groups: &[GroupSpec], v: &mut Verdict) {
 /// The per-list and per-name rules for one level of a 1.37 template tree (and, below it,
 /// every deeper level): at most 8 per list, DNS-label names unique in the list and in the
 /// tree, composites with children and no deeper than [`MAX_TREE_DEPTH`].
+///
+/// `declarative` is false below a list that is over its maximum: the apiserver's
+/// declarative `maxItems` short-circuits every other declarative check of that list and of
+/// what it holds, while its hand-written checks (names unique across the tree, children,
+/// depth) still walk the whole tree.
 fn check_template_lists<'a>(
     groups: Option<&'a [b1::PodGroupTemplate]>,
     composites: Option<&'a [b1::CompositePodGroupTemplate]>,
     parent: &Path,
     depth: usize,
+    declarative: bool,
     seen: &mut SeenNames<'a>,
     v: &mut Verdict,
 ) {
     let groups = groups.unwrap_or_default();
-    check_names(groups, |t| t.name.as_str(), &parent.child("podGroupTemplates"), seen, v);
+    check_names(groups, |t| t.name.as_str(), &parent.child("podGroupTemplates"), declarative, seen, v);
     let list = parent.child("compositePodGroupTemplates");
-    check_names(composites.unwrap_or_default(), |t| t.name.as_str(), &list, seen, v);
-    for (i, t) in composites.unwrap_or_default().iter().enumerate() {
+    let composites = composites.unwrap_or_default();
+    let declarative = check_names(composites, |t| t.name.as_str(), &list, declarative, seen, v);
+    for (i, t) in composites.iter().enumerate() {
         let path = list.index(i);
         let children = (t.pod_group_templates.as_deref().unwrap_or_default().len())
             + t.composite_pod_group_templates.as_deref().unwrap_or_default().len();
@@ -551,6 +559,7 @@ fn check_template_lists<'a>(
             t.composite_pod_group_templates.as_deref(),
             &path,
             depth + 1,
+            declarative,
             seen,
             v,
         );
@@ -558,27 +567,39 @@ fn check_template_lists<'a>(
 }
 
 /// One list's names: at most 8 entries, DNS labels, unique in the list (reported on the
-/// item, as the apiserver's list-map check does) and across the tree (on the name).
+/// item, as the apiserver's list-map check does) and across the tree (on the name). Past
+/// the maximum, or with `declarative` false, only the tree-wide check runs (see
+/// [`check_template_lists`]); returns whether the declarative checks ran.
 fn check_names<'a, T: Serialize>(
     items: &'a [T],
     name_of: impl Fn(&'a T) -> &'a str,
     list: &Path,
+    declarative: bool,
     seen: &mut SeenNames<'a>,
     v: &mut Verdict,
-) {
-    if items.len() > MAX_TEMPLATES_PER_LIST {
-        v.deny(TEMPLATES, FieldError::too_many(list.clone(), items.len(), MAX_TEMPLATES_PER_LIST));
-    }
-    let mut in_list = HashSet::with_capacity(items.len());
+) -> bool {
+    let declarative = declarative && {
+        let within = items.len() <= MAX_TEMPLATES_PER_LIST;
+        if !within {
+            v.deny(TEMPLATES, FieldError::too_many(list.clone(), items.len(), MAX_TEMPLATES_PER_LIST));
+        }
+        within
+    };
+    let mut in_list = HashSet::with_capacity(items.len().min(MAX_TEMPLATES_PER_LIST));
     for (i, item) in items.iter().enumerate() {
-        let (path, name) = (list.index(i), name_of(item));
-        v.deny_all(TEMPLATE_NAME, check(&path.child("name"), name, true, names::is_dns1123_label));
-        if !in_list.insert(name) {
-            v.deny(TEMPLATE_UNIQUE, FieldError::duplicate(path, BadValue::of(item)));
-        } else if !seen.insert(name) {
-            v.deny(TEMPLATE_UNIQUE, FieldError::duplicate(path.child("name"), name));
+        let name = name_of(item);
+        if declarative {
+            v.deny_all(TEMPLATE_NAME, check(&list.index(i).child("name"), name, true, names::is_dns1123_label));
+            if !in_list.insert(name) {
+                v.deny(TEMPLATE_UNIQUE, FieldError::duplicate(list.index(i), BadValue::of(item)));
+                continue;
+            }
+        }
+        if !seen.insert(name) {
+            v.deny(TEMPLATE_UNIQUE, FieldError::duplicate(list.index(i).child("name"), name));
         }
     }
+    declarative
 }
 
 /// The path of the list an item path sits in: `spec.podGroupTemplates[2]` → `spec.podGroupTemplates`.
@@ -1298,6 +1319,31 @@ mod tests {
                 ]
             );
         }
+    }
+
+    #[test]
+    fn past_the_maximum_only_the_tree_wide_checks_run() {
+        // `maxItems` short-circuits the list's other declarative checks and those of what it
+        // holds; the hand-written tree checks (unique names, children, depth) still run.
+        let mut nine: Vec<Value> =
+            (0..9).map(|i| composite(&format!("c{i}"), json!([gang(&format!("g{i}"))]))).collect();
+        nine[2] = composite("Bad_Name", json!([gang("g2")]));
+        nine[4] = composite("c3", json!([gang("g4")]));
+        nine[5] = composite("c5", json!([gang("Also_Bad"), gang("g5"), gang("g5")]));
+        nine[6] = json!({"name": "c6", "schedulingPolicy": {"gang": {"minGroupCount": 1}}});
+        let spec = json!({"compositePodGroupTemplates": nine});
+        let c = "spec.compositePodGroupTemplates";
+        assert_eq!(
+            violations(object("v1beta1", "Workload", "w", spec), None),
+            [
+                format!("{c}: Too many: 9: must have at most 8 items [gang.workload-templates]"),
+                format!("{c}[4].name: Duplicate value: \"c3\" [gang.template-unique]"),
+                format!("{c}[5].podGroupTemplates[2].name: Duplicate value: \"g5\" [gang.template-unique]"),
+                format!(
+                    "{c}[6]: Invalid value: \"c6\": must have at least one child PodGroupTemplate or CompositePodGroupTemplate [gang.composite-children]"
+                ),
+            ]
+        );
     }
 
     #[test]
