@@ -27,15 +27,18 @@ pub struct GroupVersionKind {
 }
 
 impl GroupVersionKind {
+    /// From an `apiVersion` (`group/version`, or a bare version for the core group) and a kind.
+    pub fn new(api_version: &str, kind: &str) -> GroupVersionKind {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        GroupVersionKind { group: group.to_string(), version: version.to_string(), kind: kind.to_string() }
+    }
+
     /// From an object's `apiVersion` and `kind`.
     pub fn of_object(object: &Value) -> GroupVersionKind {
-        let api_version = object["apiVersion"].as_str().unwrap_or_default();
-        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-        GroupVersionKind {
-            group: group.to_string(),
-            version: version.to_string(),
-            kind: object["kind"].as_str().unwrap_or_default().to_string(),
-        }
+        GroupVersionKind::new(
+            object["apiVersion"].as_str().unwrap_or_default(),
+            object["kind"].as_str().unwrap_or_default(),
+        )
     }
 
     pub fn api_version(&self) -> String {
@@ -336,9 +339,7 @@ impl ObjectHeader<'_> {
     }
 
     fn gvk(&self) -> GroupVersionKind {
-        let api_version = raw_string(self.api_version);
-        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", &api_version));
-        GroupVersionKind { group: group.to_string(), version: version.to_string(), kind: raw_string(self.kind) }
+        GroupVersionKind::new(&raw_string(self.api_version), &raw_string(self.kind))
     }
 
     fn namespace(&self) -> Option<String> {
