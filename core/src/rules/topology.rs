@@ -497,53 +497,22 @@ impl<'k, 'a> NodeLabels<'k, 'a> {
     }
 }
 
-/// The list's items; each one a [`NodeItem`].
-struct NodeSeq<'s, 'k, 'a>(&'s mut NodeLabels<'k, 'a>);
-/// An object in the list answer: the list itself (only `items` is read), a Node (only
-/// `metadata`), its metadata (only `labels`) or its labels.
+/// A part of the list answer, read for the labels asked about: the list itself (only `items`
+/// is read), its items, a Node (only `metadata`), its metadata (only `labels`) or its labels.
 struct NodeItem<'s, 'k, 'a>(&'s mut NodeLabels<'k, 'a>, NodePart);
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum NodePart {
     List,
+    Items,
     Object,
     Metadata,
     Labels,
 }
 
-impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for NodeSeq<'_, '_, 'a> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        // `"items": null` is an empty list.
-        d.deserialize_option(self)
-    }
-}
-
-impl<'de: 'a, 'a> serde::de::Visitor<'de> for NodeSeq<'_, '_, 'a> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a list of Nodes")
-    }
-    fn visit_none<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(NodeItem(self.0, NodePart::Object))?.is_some() {
-            self.0.nodes += 1;
-        }
-        Ok(())
-    }
-}
-
 impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for NodeItem<'_, '_, 'a> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        // `null` (no metadata, no labels) reads as an empty object.
+        // `null` (no items, no metadata, no labels) reads as empty.
         d.deserialize_option(self)
     }
 }
@@ -551,7 +520,7 @@ impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for NodeItem<'_, '_, 'a> {
 impl<'de: 'a, 'a> serde::de::Visitor<'de> for NodeItem<'_, '_, 'a> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an object")
+        f.write_str(if self.1 == NodePart::Items { "a list of Nodes" } else { "an object" })
     }
     fn visit_none<E>(self) -> Result<(), E> {
         Ok(())
@@ -560,26 +529,40 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for NodeItem<'_, '_, 'a> {
         Ok(())
     }
     fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
+        if self.1 == NodePart::Items { d.deserialize_seq(self) } else { d.deserialize_map(self) }
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(NodeItem(&mut *self.0, NodePart::Object))?.is_some() {
+            self.0.nodes += 1;
+        }
+        Ok(())
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let NodeItem(out, part) = self;
         while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
-            match (part, key.as_ref()) {
-                (NodePart::List, "items") => map.next_value_seed(NodeSeq(&mut *out))?,
-                (NodePart::Object, "metadata") => map.next_value_seed(NodeItem(&mut *out, NodePart::Metadata))?,
-                (NodePart::Metadata, "labels") => map.next_value_seed(NodeItem(&mut *out, NodePart::Labels))?,
-                (NodePart::Labels, label) if out.stats.contains_key(label) => {
-                    let value = map.next_value::<Option<Text<'de>>>()?.map(|t| t.0).unwrap_or_default();
-                    if let Some(s) = out.stats.get_mut(label) {
-                        s.nodes += 1;
-                        *s.domains.entry(value).or_default() += 1;
+            let inner = match (part, key.as_ref()) {
+                (NodePart::List, "items") => NodePart::Items,
+                (NodePart::Object, "metadata") => NodePart::Metadata,
+                (NodePart::Metadata, "labels") => NodePart::Labels,
+                (NodePart::Labels, label) => {
+                    match out.stats.get_mut(label) {
+                        Some(s) => {
+                            let value = map.next_value::<Option<Text<'de>>>()?.map(|t| t.0).unwrap_or_default();
+                            s.nodes += 1;
+                            *s.domains.entry(value).or_default() += 1;
+                        }
+                        None => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
                     }
+                    continue;
                 }
                 _ => {
                     map.next_value::<serde::de::IgnoredAny>()?;
+                    continue;
                 }
-            }
+            };
+            map.next_value_seed(NodeItem(&mut *out, inner))?;
         }
         Ok(())
     }
@@ -1099,6 +1082,31 @@ mod tests {
         let v =
             Topology::check(&Settings::default(), &review("UPDATE", new, old), &MemoryCluster::failing("not called"));
         assert_eq!(v, Verdict::default());
+    }
+
+    #[test]
+    fn the_node_list_is_read_for_the_labels_asked_about() {
+        let list = r#"{"kind": "NodeList", "metadata": {"resourceVersion": "7"}, "items": [
+            {"metadata": {"name": "a", "labels": {"rack": "r1", "zone": "z1", "other": "x"}}},
+            {"metadata": {"labels": {"rack": "r\u0031"}}, "status": {"images": []}},
+            {"metadata": {"labels": {"rack": null}}},
+            {"metadata": {"labels": null}},
+            {"metadata": null},
+            null
+        ]}"#;
+        let read = NodeLabels::read(["rack", "zone"].into_iter(), list).unwrap();
+        assert_eq!(read.nodes, 6);
+        let rack = &read.stats["rack"];
+        assert_eq!(rack.nodes, 3);
+        assert_eq!((rack.domains["r1"], rack.domains[""]), (2, 1), "an escaped value is the same domain");
+        assert_eq!((read.stats["zone"].nodes, read.stats["zone"].domains.len()), (1, 1));
+        assert_eq!(NodeLabels::read(["rack"].into_iter(), r#"{"items": null}"#).unwrap().nodes, 0);
+        assert_eq!(NodeLabels::read(["rack"].into_iter(), "{}").unwrap().nodes, 0);
+        for bad in
+            [r#"{"items": {}}"#, r#"{"items": [7]}"#, r#"{"items": [{"metadata": {"labels": {"rack": 1}}}]}"#, "[", ""]
+        {
+            assert!(NodeLabels::read(["rack"].into_iter(), bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
