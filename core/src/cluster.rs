@@ -126,9 +126,28 @@ impl MemoryCluster {
     }
 }
 
-impl MemoryCluster {
-    /// The object a get answers with, as a value.
-    pub fn get_object(&self, query: &Query, name: &str) -> Result<Option<Value>, LookupError> {
+/// A cluster that holds its objects as values (tests, the e2e host, the CLI and the
+/// playground). It answers [`Cluster`] lookups the way a host does, as JSON text: a get with
+/// the object, a list with the list object around the items ([`list_answer`]).
+pub trait ObjectCluster {
+    /// The object a get answers with.
+    fn get_object(&self, query: &Query, name: &str) -> Result<Option<Value>, LookupError>;
+    /// The objects a list answers with.
+    fn list_objects(&self, query: &Query) -> Result<Vec<Value>, LookupError>;
+}
+
+impl<C: ObjectCluster> Cluster for C {
+    fn get(&self, query: &Query, name: &str) -> Result<Option<Box<RawValue>>, LookupError> {
+        Ok(self.get_object(query, name)?.as_ref().map(to_raw))
+    }
+
+    fn list(&self, query: &Query) -> Result<String, LookupError> {
+        Ok(list_answer(query, self.list_objects(query)?).to_string())
+    }
+}
+
+impl ObjectCluster for MemoryCluster {
+    fn get_object(&self, query: &Query, name: &str) -> Result<Option<Value>, LookupError> {
         self.check(query)?;
         Ok(self
             .matching(query)
@@ -136,20 +155,9 @@ impl MemoryCluster {
             .map(|o| in_version(apply_field_masks(o, self.masks(query)), query)))
     }
 
-    /// The objects a list answers with, as values.
-    pub fn list_objects(&self, query: &Query) -> Result<Vec<Value>, LookupError> {
+    fn list_objects(&self, query: &Query) -> Result<Vec<Value>, LookupError> {
         self.check(query)?;
         Ok(self.matching(query).map(|o| in_version(apply_field_masks(o, self.masks(query)), query)).collect())
-    }
-}
-
-impl Cluster for MemoryCluster {
-    fn get(&self, query: &Query, name: &str) -> Result<Option<Box<RawValue>>, LookupError> {
-        Ok(self.get_object(query, name)?.as_ref().map(to_raw))
-    }
-
-    fn list(&self, query: &Query) -> Result<String, LookupError> {
-        Ok(list_answer(query, self.list_objects(query)?).to_string())
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gangwarden_core::cluster::{LookupError, MemoryCluster, Query};
+use gangwarden_core::cluster::{LookupError, MemoryCluster, ObjectCluster, Query};
 use k8s_openapi::api::authentication::v1::UserInfo;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

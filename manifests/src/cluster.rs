@@ -5,13 +5,10 @@ use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 
 use gangwarden_core::cluster::{
-    Cluster, LookupError, MemoryCluster, Query, apply_field_masks, canonical_api_version, in_version, list_answer,
-    serves,
+    LookupError, MemoryCluster, ObjectCluster, Query, apply_field_masks, canonical_api_version, in_version, serves,
 };
-use gangwarden_core::decode::to_raw;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 /// One lookup a rule set made while checking a document.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,9 +101,8 @@ impl DocumentCluster {
     }
 }
 
-impl DocumentCluster {
-    /// The object a get answers with, as a value.
-    pub fn get_object(&self, query: &Query, name: &str) -> Result<Option<Value>, LookupError> {
+impl ObjectCluster for DocumentCluster {
+    fn get_object(&self, query: &Query, name: &str) -> Result<Option<Value>, LookupError> {
         self.check_served(query, Some(name))?;
         let key = (canonical_api_version(query.api_version).to_string(), query.kind.to_string(), name.to_string());
         let found = self
@@ -118,8 +114,7 @@ impl DocumentCluster {
         Ok(found)
     }
 
-    /// The objects a list answers with, as values.
-    pub fn list_objects(&self, query: &Query) -> Result<Vec<Value>, LookupError> {
+    fn list_objects(&self, query: &Query) -> Result<Vec<Value>, LookupError> {
         self.check_served(query, None)?;
         let key = (canonical_api_version(query.api_version).to_string(), query.kind.to_string());
         let items = match self.by_kind.get(&key) {
@@ -136,16 +131,6 @@ impl DocumentCluster {
         };
         self.record(query, None, format!("{} objects", items.len()));
         Ok(items)
-    }
-}
-
-impl Cluster for DocumentCluster {
-    fn get(&self, query: &Query, name: &str) -> Result<Option<Box<RawValue>>, LookupError> {
-        Ok(self.get_object(query, name)?.as_ref().map(to_raw))
-    }
-
-    fn list(&self, query: &Query) -> Result<String, LookupError> {
-        Ok(list_answer(query, self.list_objects(query)?).to_string())
     }
 }
 
