@@ -166,7 +166,6 @@ pub struct CompositePodGroupSpec {
 
 /// A Workload in any understood version.
 #[derive(Clone, Debug, PartialEq)]
-#[allow(clippy::large_enum_variant, reason = "one per request, and boxed in `Resource`")]
 pub enum Workload {
     V1alpha2(Workload136),
     V137(Workload137),

@@ -28,10 +28,7 @@ impl Track {
 
     /// A value decoded after all: an error a visitor recovered from left no path.
     fn forget(&self) {
-        let mut segments = self.0.borrow_mut();
-        if !segments.is_empty() {
-            segments.clear();
-        }
+        self.0.borrow_mut().clear();
     }
 
     /// `spec.items[3].name`; empty at the top level.
