@@ -51,6 +51,8 @@ pub struct Evaluation {
     /// The guest's answer, or the guest error (policy-server turns that into a 500).
     pub answer: Result<Value, String>,
     pub host_calls: Vec<HostCall>,
+    /// How long a fresh instance took: `rehydrate` and `wapc_init`.
+    pub instance_time: Duration,
     /// How long the guest call itself took, without instantiating the module.
     pub call_time: Duration,
     /// How much of `call_time` the host spent answering host calls (policy-server answers
@@ -93,9 +95,11 @@ impl Policy {
             }
             answer
         };
+        let start = Instant::now();
         let engine = self.pre.rehydrate(None).map_err(|e| format!("cannot instantiate {}: {e}", self.name))?;
         let host =
             WapcHost::new(Box::new(engine), Some(Box::new(callback))).map_err(|e| format!("wapc_init failed: {e}"))?;
+        let instance_time = start.elapsed();
         let start = Instant::now();
         let result = host.call(operation, payload);
         let call_time = start.elapsed();
@@ -106,7 +110,16 @@ impl Policy {
         };
         let host_calls = calls.lock().map(|c| c.clone()).unwrap_or_default();
         let host_time = host_time.lock().map(|t| *t).unwrap_or_default();
-        Ok(Evaluation { answer, host_calls, call_time, host_time })
+        Ok(Evaluation { answer, host_calls, instance_time, call_time, host_time })
+    }
+}
+
+impl Evaluation {
+    /// What the request cost as policy-server runs it: a fresh instance and the call, less
+    /// the time spent answering host calls. What this host does afterwards (reading the
+    /// answer, copying the calls it recorded, freeing the in-memory cluster) is not counted.
+    pub fn request_time(&self) -> Duration {
+        (self.instance_time + self.call_time).saturating_sub(self.host_time)
     }
 }
 

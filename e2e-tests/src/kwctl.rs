@@ -220,6 +220,7 @@ pub fn judge(expect: &Expect, request: &Value, out: &KwctlOutput) -> Result<(), 
         &Evaluation {
             answer: Ok(answer),
             host_calls: Vec::new(),
+            instance_time: Default::default(),
             call_time: Default::default(),
             host_time: Default::default(),
         },
