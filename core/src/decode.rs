@@ -123,6 +123,20 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
+/// A list read like [`null_as_default`], then cut to its length: serde starts every list at
+/// room for four items, and a replica template's one container would hold four times the
+/// memory it needs (a job may carry thousands of templates, each memory page a fresh
+/// policy instance touches costs a page fault).
+pub fn compact_list<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    let mut list = Option::<Vec<T>>::deserialize(d)?.unwrap_or_default();
+    list.shrink_to_fit();
+    Ok(list)
+}
+
 /// A list the apiserver allows at most `MAX` items in. Past that it rejects the list with one
 /// `Too many` error and checks no item, so only the first `MAX + 1` items are decoded: the
 /// rest are counted, and digested so that an UPDATE still sees whether an immutable list

@@ -11,7 +11,7 @@
 use k8s_openapi::api::core::v1::{ContainerPort, PodResourceClaim, PodSchedulingGroup, ResourceClaim};
 use serde::{Deserialize, Serialize};
 
-use crate::decode::null_as_default;
+use crate::decode::{compact_list, null_as_default};
 use crate::meta::{ObjectMeta, TemplateMeta};
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -58,7 +58,7 @@ pub struct PodTemplateSpec {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodSpec {
-    #[serde(default, deserialize_with = "null_as_default")]
+    #[serde(default, deserialize_with = "compact_list")]
     pub containers: Vec<Container>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init_containers: Option<Vec<Container>>,
@@ -115,6 +115,7 @@ mod tests {
         let spec = pod.spec.unwrap();
         assert_eq!(pod.metadata.name.as_deref(), Some("p"));
         assert_eq!(spec.containers[0].name, "c");
+        assert_eq!(spec.containers.capacity(), 1, "no room kept for containers that never come");
         assert_eq!(spec.containers[0].ports.as_ref().unwrap()[0].container_port, 80);
         assert_eq!(spec.containers[0].resources.as_ref().unwrap().claims.as_ref().unwrap()[0].name, "gpu");
         assert_eq!(spec.init_containers, None);

@@ -1,5 +1,7 @@
 //! The admission request, decoded into typed resources.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -167,9 +169,9 @@ pub enum Resource {
     Job(Box<KubeflowJob>),
 }
 
-/// What the decoded request is about.
+/// What the decoded request is about; it borrows the object's text from the payload.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Review {
+pub struct Review<'a> {
     pub operation: Operation,
     /// The kind and version the object arrived as; lookups of related scheduling objects
     /// ask for the same version.
@@ -181,11 +183,17 @@ pub struct Review {
     /// rules compare ([`Pod::decode_old`], [`KubeflowJob::decode_old`]).
     pub old_object: Option<Resource>,
     /// The object exactly as it arrived; a mutating rule set edits a copy of this, so the
-    /// patch Kubewarden computes holds only the fields it meant to change.
-    pub raw_object: String,
+    /// patch Kubewarden computes holds only the fields it meant to change. Lent by the
+    /// payload: copying it would cost as much as a megabyte-sized object's decode.
+    pub raw_object: Cow<'a, str>,
 }
 
-impl Review {
+impl Review<'_> {
+    /// The review with its own copy of the object's text.
+    pub fn into_owned(self) -> Review<'static> {
+        Review { raw_object: Cow::Owned(self.raw_object.into_owned()), ..self }
+    }
+
     pub fn is_update(&self) -> bool {
         self.operation == Operation::Update && self.old_object.is_some()
     }
@@ -409,7 +417,7 @@ impl<'a> AdmissionRequest<'a> {
 
     /// Decodes the request into a [`Review`]. `Ok(None)`: nothing to review (a kind no rule
     /// set guards, a subresource, a DELETE or CONNECT).
-    pub fn review(&self) -> Result<Option<Review>, BadRequest> {
+    pub fn review(&self) -> Result<Option<Review<'a>>, BadRequest> {
         let operation = operation(&self.operation)?;
         if !self.sub_resource.is_empty() || matches!(operation, Operation::Delete | Operation::Connect) {
             return Ok(None);
@@ -456,15 +464,15 @@ impl<'a> AdmissionRequest<'a> {
             namespace,
             object,
             old_object,
-            raw_object: raw_object.get().to_string(),
+            raw_object: Cow::Borrowed(raw_object.get()),
         }))
     }
 }
 
 /// Reviews an AdmissionRequest held as a value (tests, and faces that build one).
-pub fn review_request(request: &Value) -> Result<Option<Review>, BadRequest> {
+pub fn review_request(request: &Value) -> Result<Option<Review<'static>>, BadRequest> {
     let text = request.to_string();
-    AdmissionRequest::parse(&text)?.review()
+    Ok(AdmissionRequest::parse(&text)?.review()?.map(Review::into_owned))
 }
 
 #[cfg(test)]
@@ -475,7 +483,7 @@ mod tests {
     struct Req(Value);
 
     impl Req {
-        fn review(&self) -> Result<Option<Review>, BadRequest> {
+        fn review(&self) -> Result<Option<Review<'static>>, BadRequest> {
             review_request(&self.0)
         }
     }
@@ -494,6 +502,17 @@ mod tests {
         assert_eq!(review.namespace, "ml");
         let Resource::PodGroup(pg) = review.object else { panic!("not a PodGroup") };
         assert_eq!(pg.group_spec().gang_min_count(), Some(2));
+    }
+
+    #[test]
+    fn the_raw_object_is_lent_by_the_payload() {
+        let object = r#"{"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p"}, "spec": {"containers": []}}"#;
+        let text = format!(r#"{{"operation": "CREATE", "object": {object}}}"#);
+        let review = AdmissionRequest::parse(&text).unwrap().review().unwrap().unwrap();
+        assert!(matches!(review.raw_object, Cow::Borrowed(o) if o == object));
+        let owned = review.clone().into_owned();
+        assert!(matches!(owned.raw_object, Cow::Owned(_)));
+        assert_eq!(owned, review);
     }
 
     #[test]

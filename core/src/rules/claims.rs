@@ -695,7 +695,7 @@ mod tests {
         names::is_dns1123_subdomain("X").remove(0)
     }
 
-    fn review(op: &str, object: Value, old: Option<Value>) -> Review {
+    fn review(op: &str, object: Value, old: Option<Value>) -> Review<'static> {
         let api = object["apiVersion"].as_str().unwrap_or_default().to_string();
         let (group, version) = api.rsplit_once('/').unwrap_or(("", &api));
         let request = json!({

@@ -1246,7 +1246,7 @@ mod tests {
 
     const VERSIONS_137: [&str; 2] = ["v1beta1", "v1alpha3"];
 
-    fn review(op: &str, object: Value, old: Option<Value>) -> Review {
+    fn review(op: &str, object: Value, old: Option<Value>) -> Review<'static> {
         let request = crate::request::admission_request("u", op, &object, old.as_ref());
         crate::review::review_request(&request).unwrap().unwrap()
     }

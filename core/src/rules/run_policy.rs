@@ -871,7 +871,7 @@ mod tests {
                "spec": {map: specs}})
     }
 
-    fn review(operation: &str, object: &Value, old: Option<&Value>) -> Review {
+    fn review(operation: &str, object: &Value, old: Option<&Value>) -> Review<'static> {
         let request = json!({"operation": operation, "object": object, "oldObject": old});
         crate::review::review_request(&request).unwrap().unwrap()
     }

@@ -636,7 +636,7 @@ mod tests {
 
     const QUALIFIED_NAME_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
-    fn review(operation: &str, object: Value, old: Value) -> Review {
+    fn review(operation: &str, object: Value, old: Value) -> Review<'static> {
         let api_version = object["apiVersion"].as_str().unwrap_or_default();
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         let request = json!({"operation": operation, "namespace": "ml",
