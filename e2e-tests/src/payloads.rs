@@ -191,6 +191,10 @@ pub fn large_objects() -> Vec<(String, Value)> {
     let ports: Vec<Value> = (0..n).map(|i| json!({"name": format!("p{i}"), "containerPort": 1024 + i})).collect();
     let pod_claims: Vec<Value> =
         (0..n).map(|i| json!({"name": format!("claim-{i}"), "resourceClaimTemplateName": "eight-gpus"})).collect();
+    // Each request of an unknown claim is an error that lists the Pod's claim names.
+    let unknown_requests: Vec<Value> = (0..n).map(|i| json!({"name": format!("unknown-{i}")})).collect();
+    let mut requesting = container("app");
+    requesting["resources"]["claims"] = Value::Array(unknown_requests);
     let mut ported = container("pytorch");
     ported["ports"] = Value::Array(ports);
     let mut big_annotation = everyday_pod_group();
@@ -235,7 +239,12 @@ pub fn large_objects() -> Vec<(String, Value)> {
         ),
         (
             "Pod, 10,000 resourceClaims".into(),
-            pod(json!({"containers": [container("app")], "resourceClaims": pod_claims,
+            pod(json!({"containers": [container("app")], "resourceClaims": pod_claims.clone(),
+            "schedulingGroup": {"podGroupName": "train-workers-0"}})),
+        ),
+        (
+            "Pod, 10,000 resourceClaims, 10,000 unknown requests".into(),
+            pod(json!({"containers": [requesting], "resourceClaims": pod_claims,
             "schedulingGroup": {"podGroupName": "train-workers-0"}})),
         ),
         ("PodGroup, one 3 MiB annotation".into(), big_annotation),

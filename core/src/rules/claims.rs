@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::cluster::{Cluster, LookupError, Query};
 use crate::engine::RuleSet;
-use crate::field::{BadValue, FieldError, Path};
+use crate::field::{BadValue, FieldError, MAX_VALUE_CHARS, Path, truncate};
 use crate::names::{self, check};
 use crate::pod::{Pod, PodSpec};
 use crate::review::{Operation, Resource, Review};
@@ -180,7 +180,7 @@ impl<'a> From<&'a PodResourceClaim> for Claim<'a> {
 }
 
 /// Where a claim's devices come from: an existing ResourceClaim or a template.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Source<'a> {
     Claim(&'a str),
     Template(&'a str),
@@ -419,7 +419,7 @@ fn check_against_template(
 fn check_pod_claims(spec: &PodSpec, v: &mut Verdict) {
     let path = Path::new("spec").child("resourceClaims");
     let claims = spec.resource_claims.as_deref().unwrap_or_default();
-    let mut valid_names = BTreeSet::new();
+    let mut valid_names = HashSet::with_capacity(claims.len());
     for (i, c) in claims.iter().enumerate() {
         let item = path.index(i);
         let name_path = item.child("name");
@@ -456,15 +456,18 @@ fn check_pod_claims(spec: &PodSpec, v: &mut Verdict) {
     }
     // Containers may name any non-empty pod claim name, valid or not (the name itself is
     // reported above).
-    let pod_names: BTreeSet<&str> = claims.iter().map(|c| c.name.as_str()).filter(|n| !n.is_empty()).collect();
-    let listed = pod_names.iter().copied().collect::<Vec<_>>().join(", ");
+    let pod_names: HashSet<&str> = claims.iter().map(|c| c.name.as_str()).filter(|n| !n.is_empty()).collect();
+    // The names as the apiserver lists them (sorted), built at the first unknown request and
+    // cut like a value: every unknown request repeats the list, and a Pod may have thousands
+    // of claims and requests.
+    let mut listed: Option<String> = None;
     for (field, containers) in
         [("containers", Some(&spec.containers)), ("initContainers", spec.init_containers.as_ref())]
     {
         for (ci, container) in containers.into_iter().flatten().enumerate() {
             let Some(requests) = container.resources.as_ref().and_then(|r| r.claims.as_ref()) else { continue };
             let path = Path::new("spec").child(field).index(ci).child("resources").child("claims");
-            let mut seen = BTreeSet::new();
+            let mut seen = HashSet::with_capacity(requests.len());
             for (j, r) in requests.iter().enumerate() {
                 let item = path.index(j);
                 if r.name.is_empty() {
@@ -483,6 +486,11 @@ fn check_pod_claims(spec: &PodSpec, v: &mut Verdict) {
                     let detail = if pod_names.is_empty() {
                         "must be one of the names in pod.spec.resourceClaims which is empty".to_string()
                     } else {
+                        let listed = listed.get_or_insert_with(|| {
+                            let mut names: Vec<&str> = pod_names.iter().copied().collect();
+                            names.sort_unstable();
+                            truncate(&names.join(", "), MAX_VALUE_CHARS).into_owned()
+                        });
                         format!("must be one of the names in pod.spec.resourceClaims: {listed}")
                     };
                     v.deny(POD_CLAIMS, FieldError::not_found(item, &r.name, detail));
@@ -493,7 +501,7 @@ fn check_pod_claims(spec: &PodSpec, v: &mut Verdict) {
 }
 
 /// The claim names a Pod's containers and init containers request.
-fn requested_names(spec: &PodSpec) -> BTreeSet<&str> {
+fn requested_names(spec: &PodSpec) -> HashSet<&str> {
     spec.containers
         .iter()
         .chain(spec.init_containers.iter().flatten())
@@ -567,7 +575,7 @@ fn compare_with_group(
     group_name: &str,
     group: &[Claim],
     pod_claims: &[Claim],
-    requested: &BTreeSet<&str>,
+    requested: &HashSet<&str>,
     v: &mut Verdict,
 ) {
     let path = Path::new("spec").child("resourceClaims");
@@ -643,7 +651,7 @@ fn check_sources_exist(
     cluster: &dyn Cluster,
     v: &mut Verdict,
 ) {
-    let mut seen = BTreeSet::new();
+    let mut seen = HashSet::with_capacity(sources.len());
     for (path, source) in sources {
         if !seen.insert(*source) {
             continue;
@@ -1135,6 +1143,32 @@ mod tests {
             v.warning_messages(),
             vec![
                 "spec.schedulingGroup.podGroupName: cannot look up PodGroup \"train-0\" to compare this Pod's resourceClaims with the group's: timeout; the check was skipped [claims.pod-claim-match]"
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_requests_list_the_pod_claim_names_cut_like_a_value() {
+        // 300 claims, two unknown requests: each error names the claims, sorted, but no more
+        // than a value's 256 characters (the whole list would be 2,098 bytes per error).
+        let claims: Vec<Value> = (0..300)
+            .rev()
+            .map(|i| json!({"name": format!("c-{i:03}"), "resourceClaimTemplateName": "gpu-template"}))
+            .collect();
+        let requests = json!([{"name": "c-007"}, {"name": "ghost"}, {"name": "phantom"}]);
+        let cluster = cluster_with(vec![pod_group(Value::Null)]);
+        let v = run(&Settings::default(), pod(Value::Array(claims), requests), &cluster);
+        let first: Vec<String> = (0..36).map(|i| format!("c-{i:03}")).collect();
+        let listed = format!("{}, c-03...(1842 more bytes)", first.join(", "));
+        assert_eq!(
+            messages(&v),
+            vec![
+                format!(
+                    "spec.containers[0].resources.claims[1]: Not found: \"ghost\": must be one of the names in pod.spec.resourceClaims: {listed} [claims.pod-claims]"
+                ),
+                format!(
+                    "spec.containers[0].resources.claims[2]: Not found: \"phantom\": must be one of the names in pod.spec.resourceClaims: {listed} [claims.pod-claims]"
+                ),
             ]
         );
     }
