@@ -50,6 +50,18 @@ fn nodes() -> String {
         .join("---\n")
 }
 
+/// A PyTorchJob with `n` labels and `n` replica types the kind does not have: every type is a
+/// finding to locate in a mapping of `n` keys.
+fn wide_job(n: usize) -> String {
+    let labels: String = (0..n).map(|i| format!("    label-{i}: v\n")).collect();
+    let specs: String = (0..n)
+        .map(|i| format!("    Worker{i}:\n      template: {{spec: {{containers: [{{name: pytorch, image: i}}]}}}}\n"))
+        .collect();
+    format!(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: wide\n  namespace: ml\n  labels:\n{labels}spec:\n  pytorchReplicaSpecs:\n{specs}"
+    )
+}
+
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -101,6 +113,25 @@ fn main() {
         "  engine: read + 4 rule sets    {}  ({:.1}x baseline)",
         ms(engine),
         engine.as_secs_f64() / baseline.as_secs_f64()
+    );
+
+    // Cost grows with the input, not its square: the same document at 4,000 and at 16,000
+    // keys per mapping (a quadratic step, such as a key lookup that scans its mapping, shows
+    // as 16x).
+    let wide = |n: usize| Input { files: vec![SourceFile::new("wide.yaml", wide_job(n))], ..Input::default() };
+    let (small, large) = (wide(4_000), wide(16_000));
+    assert_eq!(check(&small).expect("check").summary.rejected, 1);
+    let small_time = time(runs.min(5), || {
+        check(&small).expect("check");
+    });
+    let large_time = time(runs.min(5), || {
+        check(&large).expect("check");
+    });
+    println!(
+        "  one job, 4,000 -> 16,000 keys per mapping (every replica type a finding): {} -> {}  ({:.1}x for 4x the input)",
+        ms(small_time),
+        ms(large_time),
+        large_time.as_secs_f64() / small_time.as_secs_f64()
     );
 
     let Ok(bin) = std::env::var("GANGWARDEN_BIN") else {

@@ -44,8 +44,14 @@ pub struct Node {
 enum Children {
     None,
     Sequence(Vec<Node>),
-    /// Each entry: the key, where the key was written, and the value's node.
+    /// Each entry: the key, where the key was written, and the value's node; sorted by key
+    /// (keys are unique), so a mapping of thousands of keys is searched, not scanned.
     Mapping(Vec<(String, Position, Node)>),
+}
+
+/// The entry for `key` in a mapping's sorted entries.
+fn entry<'n>(entries: &'n [(String, Position, Node)], key: &str) -> Option<&'n (String, Position, Node)> {
+    entries.binary_search_by(|(k, _, _)| k.as_str().cmp(key)).ok().map(|i| &entries[i])
 }
 
 impl Node {
@@ -61,9 +67,7 @@ impl Node {
         let mut at = self.position;
         for segment in path_segments(path) {
             let next = match &node.children {
-                Children::Mapping(entries) => {
-                    entries.iter().find(|(k, _, _)| k == segment).map(|(_, key_at, child)| (*key_at, child))
-                }
+                Children::Mapping(entries) => entry(entries, segment).map(|(_, key_at, child)| (*key_at, child)),
                 Children::Sequence(items) => {
                     segment.parse::<usize>().ok().and_then(|i| items.get(i)).map(|child| (child.position, child))
                 }
@@ -83,7 +87,7 @@ impl Node {
     /// The node of a direct mapping entry or sequence item, for re-rooting List items.
     fn child(&self, segment: &str) -> Option<&Node> {
         match &self.children {
-            Children::Mapping(entries) => entries.iter().find(|(k, _, _)| k == segment).map(|(_, _, n)| n),
+            Children::Mapping(entries) => entry(entries, segment).map(|(_, _, n)| n),
             Children::Sequence(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),
             Children::None => None,
         }
@@ -327,6 +331,7 @@ impl Builder<'_> {
                         for (merged, merged_node) in merges {
                             apply_merge(&mut values, &mut nodes, merged, merged_node);
                         }
+                        nodes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
                         (Value::Object(values), Node { position: frame.start, children: Children::Mapping(nodes) })
                     }
                 };
@@ -363,7 +368,11 @@ impl Builder<'_> {
                     merges.push((value, node));
                     return Ok(());
                 }
-                if let Some((_, first, _)) = nodes.iter().find(|(k, _, _)| *k == key) {
+                // The map answers whether the key repeats; the entries (in the order written
+                // until the mapping ends) are searched only to say where it was first.
+                if values.contains_key(&key)
+                    && let Some((_, first, _)) = nodes.iter().find(|(k, _, _)| *k == key)
+                {
                     return Err(InputError {
                         file: file.clone(),
                         line: key_at.line,
@@ -394,9 +403,7 @@ fn apply_merge(values: &mut Map<String, Value>, nodes: &mut Vec<(String, Positio
                 if values.contains_key(&key) {
                     continue;
                 }
-                let (key_at, child) = child_nodes
-                    .iter()
-                    .find(|(k, _, _)| *k == key)
+                let (key_at, child) = entry(&child_nodes, &key)
                     .map(|(_, at, n)| (*at, n.clone()))
                     .unwrap_or((node.position, Node::leaf(node.position)));
                 values.insert(key.clone(), value);
@@ -594,6 +601,24 @@ mod tests {
         let v = &values("base: &b {x: 1, y: 2}\nuse:\n  <<: *b\n  y: 3\nlist: [*b]\n")[0];
         assert_eq!(v["use"], json!({"x": 1, "y": 3}));
         assert_eq!(v["list"], json!([{"x": 1, "y": 2}]));
+    }
+
+    #[test]
+    fn locates_keys_written_in_any_order_and_merged_ones() {
+        let text =
+            "base: &b {zeta: 1, alpha: 2}\nuse:\n  <<: *b\n  mid: 3\n  alpha: 4\ninline:\n  <<: {zeta: 5, beta: 6}\n";
+        let doc = &read_documents(&file(text)).unwrap()[0];
+        let at = |p: &str| {
+            let pos = doc.node.locate(p);
+            (pos.line, pos.column)
+        };
+        assert_eq!(at("use.alpha"), (5, 3), "the explicit key wins over the merged one");
+        assert_eq!(at("use.mid"), (4, 3));
+        assert_eq!(at("use.zeta"), (3, 7), "a merged key is at the alias that brought it in");
+        assert_eq!(at("base.alpha"), (1, 20));
+        assert_eq!(at("use.omega"), (2, 1));
+        assert_eq!(at("inline.zeta"), (7, 8), "a key merged from a mapping written in place is where it was written");
+        assert_eq!(at("inline.beta"), (7, 17));
     }
 
     #[test]
