@@ -191,6 +191,10 @@ pub fn large_objects() -> Vec<(String, Value)> {
     let ports: Vec<Value> = (0..n).map(|i| json!({"name": format!("p{i}"), "containerPort": 1024 + i})).collect();
     let pod_claims: Vec<Value> =
         (0..n).map(|i| json!({"name": format!("claim-{i}"), "resourceClaimTemplateName": "eight-gpus"})).collect();
+    // Every claim from its own template: a lookup each, past the first 32 not made.
+    let distinct_sources: Vec<Value> = (0..n)
+        .map(|i| json!({"name": format!("claim-{i}"), "resourceClaimTemplateName": format!("template-{i}")}))
+        .collect();
     // Each request of an unknown claim is an error that lists the Pod's claim names.
     let unknown_requests: Vec<Value> = (0..n).map(|i| json!({"name": format!("unknown-{i}")})).collect();
     let mut requesting = container("app");
@@ -240,6 +244,11 @@ pub fn large_objects() -> Vec<(String, Value)> {
         (
             "Pod, 10,000 resourceClaims".into(),
             pod(json!({"containers": [container("app")], "resourceClaims": pod_claims.clone(),
+            "schedulingGroup": {"podGroupName": "train-workers-0"}})),
+        ),
+        (
+            "Pod, 10,000 resourceClaims from distinct templates".into(),
+            pod(json!({"containers": [container("app")], "resourceClaims": distinct_sources,
             "schedulingGroup": {"podGroupName": "train-workers-0"}})),
         ),
         (

@@ -643,7 +643,13 @@ fn compare_with_group(
     }
 }
 
-/// C-14: each distinct source is looked up once and reported at its first use.
+/// The most distinct claim sources one request looks up. A PodGroup has at most 4 claims and
+/// a Workload 8 templates of 4, but a Pod's own claims have no upstream maximum, and for
+/// policy-server every lookup may be a read from the API server.
+pub const MAX_SOURCE_LOOKUPS: usize = 32;
+
+/// C-14: each distinct source is looked up once and reported at its first use; past
+/// [`MAX_SOURCE_LOOKUPS`], the rest are reported together as a lookup not made.
 fn check_sources_exist(
     settings: &Settings,
     sources: &[SourceRef],
@@ -652,10 +658,8 @@ fn check_sources_exist(
     v: &mut Verdict,
 ) {
     let mut seen = HashSet::with_capacity(sources.len());
-    for (path, source) in sources {
-        if !seen.insert(*source) {
-            continue;
-        }
+    let distinct: Vec<&SourceRef> = sources.iter().filter(|(_, source)| seen.insert(*source)).collect();
+    for (path, source) in distinct.iter().take(MAX_SOURCE_LOOKUPS) {
         let query = Query {
             api_version: RESOURCE_API_VERSION,
             kind: source.kind(),
@@ -684,6 +688,16 @@ fn check_sources_exist(
                 v.lookup_failed(SOURCE_EXISTS, path.clone(), &format!("{kind} {name:?}"), &e, settings.fail_on_lookup_error)
             }
         }
+    }
+    if let Some((path, _)) = distinct.get(MAX_SOURCE_LOOKUPS) {
+        let more = distinct.len() - MAX_SOURCE_LOOKUPS;
+        let what = if more == 1 {
+            "1 more distinct claim source".to_string()
+        } else {
+            format!("{more} more distinct claim sources")
+        };
+        let e = LookupError::Failed(format!("at most {MAX_SOURCE_LOOKUPS} are looked up per request"));
+        v.lookup_failed(SOURCE_EXISTS, path.clone(), &what, &e, settings.fail_on_lookup_error);
     }
 }
 
@@ -964,6 +978,38 @@ mod tests {
             vec![
                 "spec.podGroupTemplateRef.workload.workloadName: Internal error: cannot look up Workload \"train\" to compare resourceClaims with its template: connection refused [claims.template-claims]",
                 "spec.resourceClaims[0].resourceClaimTemplateName: Internal error: cannot look up ResourceClaimTemplate \"gpu-template\": connection refused [claims.source-exists]",
+            ]
+        );
+    }
+
+    #[test]
+    fn at_most_32_distinct_sources_are_looked_up() {
+        // 35 claims, 34 distinct templates (the last repeats the first), none of them there.
+        let mut claims: Vec<Value> = (0..34)
+            .map(|i| json!({"name": format!("c{i}"), "resourceClaimTemplateName": format!("t{i:02}")}))
+            .collect();
+        claims.push(json!({"name": "again", "resourceClaimTemplateName": "t00"}));
+        let claims = Value::Array(claims);
+        let cluster = cluster_with(vec![pod_group(Value::Null)]);
+        let v = run(&Settings::default(), pod(claims.clone(), json!([])), &cluster);
+        assert!(v.violations.is_empty());
+        let warnings: Vec<String> =
+            v.warnings.iter().filter(|w| w.rule == SOURCE_EXISTS).map(ToString::to_string).collect();
+        assert_eq!(warnings.len(), 33, "{warnings:#?}");
+        assert_eq!(
+            warnings[31],
+            "spec.resourceClaims[31].resourceClaimTemplateName: ResourceClaimTemplate \"t31\" does not exist in namespace \"ml\", so Pods that use this claim stay Pending until it is created [claims.source-exists]"
+        );
+        assert_eq!(
+            warnings[32],
+            "spec.resourceClaims[32].resourceClaimTemplateName: cannot look up 2 more distinct claim sources: at most 32 are looked up per request; the check was skipped [claims.source-exists]"
+        );
+        let closed = Settings { fail_on_lookup_error: true, ..Settings::default() };
+        let v = run(&closed, pod(claims, json!([])), &cluster);
+        assert_eq!(
+            messages(&v),
+            vec![
+                "spec.resourceClaims[32].resourceClaimTemplateName: Internal error: cannot look up 2 more distinct claim sources: at most 32 are looked up per request [claims.source-exists]"
             ]
         );
     }
