@@ -79,6 +79,11 @@ impl BadValue {
 /// Longer values are cut in messages: a hostile 3 MiB string must not come back whole.
 pub const MAX_VALUE_CHARS: usize = 256;
 
+/// `1 node`, `2 nodes`: a count and its noun, for messages.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
 /// `s` cut to `max` characters, saying how much was left out.
 pub fn truncate(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
     match s.char_indices().nth(max) {

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::cluster::{Cluster, LookupError, Query};
 use crate::engine::RuleSet;
-use crate::field::{BadValue, FieldError, MAX_VALUE_CHARS, Path, truncate};
+use crate::field::{BadValue, FieldError, MAX_VALUE_CHARS, Path, plural, truncate};
 use crate::names::{self, check};
 use crate::pod::{Pod, PodSpec};
 use crate::review::{Operation, Resource, Review};
@@ -691,11 +691,7 @@ fn check_sources_exist(
     }
     if let Some((path, _)) = distinct.get(MAX_SOURCE_LOOKUPS) {
         let more = distinct.len() - MAX_SOURCE_LOOKUPS;
-        let what = if more == 1 {
-            "1 more distinct claim source".to_string()
-        } else {
-            format!("{more} more distinct claim sources")
-        };
+        let what = plural(more, "more distinct claim source");
         let e = LookupError::Failed(format!("at most {MAX_SOURCE_LOOKUPS} are looked up per request"));
         v.lookup_failed(SOURCE_EXISTS, path.clone(), &what, &e, settings.fail_on_lookup_error);
     }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use crate::cluster::{Cluster, LookupError, Query};
 use crate::decode::Text;
 use crate::engine::RuleSet;
-use crate::field::{BadValue, FieldError, Path};
+use crate::field::{BadValue, FieldError, Path, plural};
 use crate::kubeflow::{KubeflowJob, ReplicaSpec};
 use crate::names::{self, check};
 use crate::review::{Resource, Review};
@@ -621,10 +621,6 @@ fn check_nodes(settings: &Settings, lookups: &[NodeLookup], cluster: &dyn Cluste
             );
         }
     }
-}
-
-fn plural(n: usize, noun: &str) -> String {
-    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
 #[cfg(test)]
