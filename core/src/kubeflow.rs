@@ -12,6 +12,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 use serde::{Deserialize, Serialize};
 
+use crate::decode::Text;
 use crate::meta::{ObjectMeta, TemplateMeta};
 use crate::pod::PodTemplateSpec;
 
@@ -228,24 +229,39 @@ pub struct PaddleElasticPolicy {
 }
 
 /// A replica-spec map: replica type → spec (`None` for `null`).
-pub type ReplicaSpecs = KeySorted<Option<ReplicaSpec>>;
+pub type ReplicaSpecs = ReplicaMap<Option<ReplicaSpec>>;
 
-/// A JSON object's entries held in a vector sorted by key, for maps that may hold thousands
-/// of large values: inserting each into a `BTreeMap` moved the values around its nodes and
-/// cost a third of decoding a job with 10,000 replica specs in wasm. A repeated key keeps
-/// its last value, as a map would.
+/// Past this many entries a replica-spec map is read only for the replica types some kind
+/// knows. No kind has more than five types, so a longer map is no misspelling: it is
+/// rejected for its length (`Too many`), as the apiserver rejects an overlong list, and the
+/// specs of types no kind has are skipped unread instead of each being decoded and reported.
+pub const MAX_REPLICA_MAP_ENTRIES: usize = 16;
+
+/// Whether some kind has this replica type.
+fn is_any_kinds_replica_type(key: &str) -> bool {
+    JobKind::ALL.iter().any(|k| k.replica_types().contains(&key))
+}
+
+/// A replica-spec map's entries held in a vector sorted by key: inserting each of thousands
+/// of large values into a `BTreeMap` moved them around its nodes and cost a third of
+/// decoding a job with 10,000 replica specs in wasm. A repeated key keeps its last value, as
+/// a map would. A map of more than [`MAX_REPLICA_MAP_ENTRIES`] keeps only the entries of
+/// replica types some kind knows; [`ReplicaMap::len_in_object`] counts them all.
 #[derive(Clone, Debug, PartialEq)]
-pub struct KeySorted<V>(Vec<(String, V)>);
+pub struct ReplicaMap<V> {
+    entries: Vec<(String, V)>,
+    in_object: usize,
+}
 
-impl<V> Default for KeySorted<V> {
+impl<V> Default for ReplicaMap<V> {
     fn default() -> Self {
-        KeySorted(Vec::new())
+        ReplicaMap { entries: Vec::new(), in_object: 0 }
     }
 }
 
-impl<V> KeySorted<V> {
+impl<V> ReplicaMap<V> {
     /// Sorts `entries` by key; of entries with one key, the last given is kept.
-    fn sorted(mut entries: Vec<(String, V)>) -> Self {
+    fn sorted(mut entries: Vec<(String, V)>, in_object: usize) -> Self {
         // A stable sort keeps entries with one key in the order given.
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         entries.dedup_by(|later, kept| {
@@ -255,76 +271,98 @@ impl<V> KeySorted<V> {
             }
             same
         });
-        KeySorted(entries)
+        ReplicaMap { entries, in_object }
     }
 
     fn position(&self, key: &str) -> Option<usize> {
-        self.0.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok()
+        self.entries.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok()
     }
 
     pub fn get(&self, key: &str) -> Option<&V> {
-        self.position(key).map(|i| &self.0[i].1)
+        self.position(key).map(|i| &self.entries[i].1)
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
         self.position(key).is_some()
     }
 
+    /// The entries kept (distinct keys).
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.entries.is_empty()
+    }
+
+    /// How many entries the JSON object has, repeated keys and skipped entries included.
+    pub fn len_in_object(&self) -> usize {
+        self.in_object
+    }
+
+    /// Whether the object was past [`MAX_REPLICA_MAP_ENTRIES`], so only the entries of
+    /// known replica types were kept.
+    pub fn is_over_maximum(&self) -> bool {
+        self.in_object > MAX_REPLICA_MAP_ENTRIES
     }
 
     /// The entries in key order.
     pub fn iter(&self) -> std::slice::Iter<'_, (String, V)> {
-        self.0.iter()
+        self.entries.iter()
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &String> {
-        self.0.iter().map(|(k, _)| k)
+        self.entries.iter().map(|(k, _)| k)
     }
 
     /// The same keys with each value mapped (the order is kept).
-    fn map_values<W>(self, f: impl Fn(V) -> W) -> KeySorted<W> {
-        KeySorted(self.0.into_iter().map(|(k, v)| (k, f(v))).collect())
+    fn map_values<W>(self, f: impl Fn(V) -> W) -> ReplicaMap<W> {
+        ReplicaMap { entries: self.entries.into_iter().map(|(k, v)| (k, f(v))).collect(), in_object: self.in_object }
     }
 }
 
-impl<'a, V> IntoIterator for &'a KeySorted<V> {
+impl<'a, V> IntoIterator for &'a ReplicaMap<V> {
     type Item = &'a (String, V);
     type IntoIter = std::slice::Iter<'a, (String, V)>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
+        self.entries.iter()
     }
 }
 
-impl<'de, V: Deserialize<'de>> Deserialize<'de> for KeySorted<V> {
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for ReplicaMap<V> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Entries<V>(std::marker::PhantomData<V>);
         impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Entries<V> {
-            type Value = KeySorted<V>;
+            type Value = ReplicaMap<V>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a map")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<KeySorted<V>, A::Error> {
-                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
-                while let Some(entry) = map.next_entry()? {
-                    entries.push(entry);
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<ReplicaMap<V>, A::Error> {
+                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(MAX_REPLICA_MAP_ENTRIES));
+                let mut in_object = 0;
+                while let Some(Text(key)) = map.next_key()? {
+                    in_object += 1;
+                    if in_object > MAX_REPLICA_MAP_ENTRIES && !is_any_kinds_replica_type(&key) {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        continue;
+                    }
+                    entries.push((key.into_owned(), map.next_value()?));
                 }
-                Ok(KeySorted::sorted(entries))
+                if in_object > MAX_REPLICA_MAP_ENTRIES {
+                    // The first entries were read before the map was known to be too long.
+                    entries.retain(|(key, _)| is_any_kinds_replica_type(key));
+                }
+                Ok(ReplicaMap::sorted(entries, in_object))
             }
         }
         d.deserialize_map(Entries(std::marker::PhantomData))
     }
 }
 
-impl<V: Serialize> Serialize for KeySorted<V> {
+impl<V: Serialize> Serialize for ReplicaMap<V> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+        s.collect_map(self.entries.iter().map(|(k, v)| (k, v)))
     }
 }
 
@@ -528,7 +566,7 @@ impl KubeflowJob {
             paddle_replica_specs: Option<OldReplicaSpecs>,
             xgb_replica_specs: Option<OldReplicaSpecs>,
         }
-        type OldReplicaSpecs = KeySorted<Option<OldReplicaSpec>>;
+        type OldReplicaSpecs = ReplicaMap<Option<OldReplicaSpec>>;
         fn own(map: Option<OldReplicaSpecs>) -> Option<ReplicaSpecs> {
             map.map(|m| m.map_values(|v| v.map(ReplicaSpec::from)))
         }
@@ -728,6 +766,49 @@ mod tests {
         assert_eq!(old_specs.get("Worker").unwrap().as_ref().unwrap().replicas, Some(4));
         let err = KubeflowJob::decode(JobKind::TFJob, r#"{"spec": {"tfReplicaSpecs": [1]}}"#).unwrap_err();
         assert_eq!(err, "spec.tfReplicaSpecs: invalid type: sequence, expected a map");
+    }
+
+    #[test]
+    fn a_map_past_its_maximum_keeps_only_known_replica_types() {
+        // The first 16 entries are read before the map is known to be too long, and dropped
+        // unless their type is known; past them, specs of unknown types are skipped unread.
+        let mut specs: serde_json::Map<String, Value> =
+            (0..16).map(|i| (format!("A{i:02}"), json!({"replicas": 1}))).collect();
+        specs.extend((0..4).map(|i| (format!("Z{i}"), json!({"replicas": "not a number"}))));
+        specs.insert("Worker".into(), json!({"replicas": 3}));
+        specs.insert("Chief".into(), json!({"replicas": 1}));
+        specs.insert("Launcher".into(), json!(null));
+        let job = json!({"spec": {"pytorchReplicaSpecs": specs}});
+        let text = job.to_string();
+        for job in
+            [decode(JobKind::PyTorchJob, job).unwrap(), KubeflowJob::decode_old(JobKind::PyTorchJob, &text).unwrap()]
+        {
+            let map = job.replica_specs().unwrap();
+            assert_eq!(map.keys().map(String::as_str).collect::<Vec<_>>(), ["Chief", "Launcher", "Worker"]);
+            assert_eq!((map.len(), map.len_in_object(), map.is_over_maximum()), (3, 23, true));
+            assert_eq!(job.total_replicas(), 1 + 3);
+        }
+        // Up to the maximum every entry is read, and one that does not decode is an error.
+        let mut specs: serde_json::Map<String, Value> =
+            (0..MAX_REPLICA_MAP_ENTRIES).map(|i| (format!("Worker{i:02}"), json!({"replicas": 1}))).collect();
+        let job = decode(JobKind::PyTorchJob, json!({"spec": {"pytorchReplicaSpecs": specs.clone()}})).unwrap();
+        let map = job.replica_specs().unwrap();
+        assert_eq!((map.len(), map.len_in_object(), map.is_over_maximum()), (16, 16, false));
+        specs.insert("Worker15".into(), json!({"replicas": "x"}));
+        assert_eq!(
+            decode(JobKind::PyTorchJob, json!({"spec": {"pytorchReplicaSpecs": specs}})).unwrap_err(),
+            "spec.pytorchReplicaSpecs.Worker15.replicas: invalid type: string \"x\", expected i32"
+        );
+        // Repeated keys count as the entries they are.
+        let text = format!(r#"{{"spec": {{"jaxReplicaSpecs": {{{}}}}}}}"#, vec![r#""Worker": {}"#; 17].join(", "));
+        let map = KubeflowJob::decode(JobKind::JAXJob, &text).unwrap().replica_specs().unwrap().clone();
+        assert_eq!((map.len(), map.len_in_object(), map.is_over_maximum()), (1, 17, true));
+        // Skipped entries are still JSON: a syntax error in one is reported.
+        let text = format!(
+            r#"{{"spec": {{"jaxReplicaSpecs": {{{}, "W99": {{"a": tru}}}}}}}}"#,
+            (0..17).map(|i| format!(r#""W{i}": {{}}"#)).collect::<Vec<_>>().join(", ")
+        );
+        assert!(KubeflowJob::decode(JobKind::JAXJob, &text).unwrap_err().contains("expected ident"));
     }
 
     #[test]

@@ -327,10 +327,15 @@ fn check_name(job: &KubeflowJob, v: &mut Verdict) {
 fn check_replica_specs(settings: &Settings, job: &KubeflowJob, v: &mut Verdict) {
     let kind = job.kind;
     let map = map_path(kind);
-    let Some(specs) = job.replica_specs().filter(|m| !m.is_empty()) else {
+    let Some(specs) = job.replica_specs().filter(|m| m.len_in_object() > 0) else {
         v.deny(REPLICA_SPECS, FieldError::required(map, "must be required"));
         return;
     };
+    // Past the maximum only the specs of known replica types were read: one error for the
+    // rest, then those specs are checked as usual.
+    if specs.is_over_maximum() {
+        v.deny(REPLICA_TYPE, FieldError::too_many(map.clone(), specs.len_in_object(), kind.replica_types().len()));
+    }
     for (replica_type, spec) in specs {
         let path = map.key(replica_type);
         if !kind.replica_types().contains(&replica_type.as_str()) {
@@ -842,6 +847,7 @@ mod tests {
     use super::*;
     use crate::cluster::MemoryCluster;
     use crate::engine::parse_settings;
+    use crate::kubeflow::MAX_REPLICA_MAP_ENTRIES;
     use serde_json::json;
 
     fn container(name: &str) -> Value {
@@ -993,6 +999,38 @@ mod tests {
         let mut jax = valid("JAXJob");
         jax["spec"]["jaxReplicaSpecs"]["Master"] = replica(1, "jax");
         assert_eq!(run(&jax).violations.len(), 1);
+    }
+
+    #[test]
+    fn a_map_past_its_maximum_is_too_many_and_its_known_types_are_still_checked() {
+        let mut job = valid("PyTorchJob");
+        let specs = &mut job["spec"]["pytorchReplicaSpecs"];
+        // With its Master and Worker, the map is at the maximum: each unknown type is its own error.
+        for i in 0..MAX_REPLICA_MAP_ENTRIES - 2 {
+            specs[format!("Worker{i}")] = replica(1, "pytorch");
+        }
+        let errors = messages(&run(&job));
+        assert_eq!(errors.len(), 14, "{errors:?}");
+        assert_eq!(
+            errors[0],
+            r#"spec.pytorchReplicaSpecs[Worker0]: Unsupported value: "Worker0": supported values: "Master", "Worker" [run-policy.replica-type]"#
+        );
+        // Past it, one error; a known type of another kind is still read and reported, and
+        // the kind's own types are checked as usual.
+        let specs = &mut job["spec"]["pytorchReplicaSpecs"];
+        for i in MAX_REPLICA_MAP_ENTRIES - 2..9_998 {
+            specs[format!("Worker{i}")] = replica(1, "pytorch");
+        }
+        specs["Chief"] = replica(1, "pytorch");
+        specs["Worker"]["template"]["spec"]["containers"][0]["image"] = json!("");
+        assert_eq!(
+            messages(&run(&job)),
+            [
+                "spec.pytorchReplicaSpecs: Too many: 10001: must have at most 2 items [run-policy.replica-type]",
+                r#"spec.pytorchReplicaSpecs[Chief]: Unsupported value: "Chief": supported values: "Master", "Worker" [run-policy.replica-type]"#,
+                "spec.pytorchReplicaSpecs[Worker].template.spec.containers[0].image: Required value: must be required [run-policy.image]",
+            ]
+        );
     }
 
     #[test]
