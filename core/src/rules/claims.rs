@@ -4,6 +4,7 @@
 //! claim of its own (rules.md C-08), which is what most of these rules are about. Ids and
 //! catalogue numbers (rules.md) are listed in [`RULES`].
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use k8s_openapi::api::core::v1::PodResourceClaim;
@@ -457,43 +458,43 @@ fn check_pod_claims(spec: &PodSpec, v: &mut Verdict) {
     // Containers may name any non-empty pod claim name, valid or not (the name itself is
     // reported above).
     let pod_names: HashSet<&str> = claims.iter().map(|c| c.name.as_str()).filter(|n| !n.is_empty()).collect();
-    // The names as the apiserver lists them (sorted), built at the first unknown request and
-    // cut like a value: every unknown request repeats the list, and a Pod may have thousands
-    // of claims and requests.
-    let mut listed: Option<String> = None;
+    // What an unknown request is told, built at the first one: the names as the apiserver
+    // lists them (sorted), cut like a value. Every unknown request repeats it, and a Pod may
+    // have thousands of claims and requests.
+    let mut unknown_detail: Option<String> = None;
     for (field, containers) in
         [("containers", Some(&spec.containers)), ("initContainers", spec.init_containers.as_ref())]
     {
         for (ci, container) in containers.into_iter().flatten().enumerate() {
             let Some(requests) = container.resources.as_ref().and_then(|r| r.claims.as_ref()) else { continue };
             let path = Path::new("spec").child(field).index(ci).child("resources").child("claims");
-            let mut seen = HashSet::with_capacity(requests.len());
+            let mut seen: HashSet<Cow<str>> = HashSet::with_capacity(requests.len());
             for (j, r) in requests.iter().enumerate() {
-                let item = path.index(j);
+                // Built only when something is reported.
+                let item = || path.index(j);
                 if r.name.is_empty() {
-                    v.deny(POD_CLAIMS, FieldError::required(item, ""));
+                    v.deny(POD_CLAIMS, FieldError::required(item(), ""));
                     continue;
                 }
-                let mut key = r.name.clone();
+                let mut key = Cow::Borrowed(r.name.as_str());
                 if let Some(request) = r.request.as_ref().filter(|q| !q.is_empty()) {
-                    v.deny_all(POD_CLAIMS, check(&item.child("request"), request, true, names::is_dns1123_label));
-                    key = format!("{}/{request}", r.name);
+                    v.deny_all(POD_CLAIMS, check(&item().child("request"), request, true, names::is_dns1123_label));
+                    key = Cow::Owned(format!("{}/{request}", r.name));
                 }
                 if !seen.insert(key.clone()) {
-                    v.deny(POD_CLAIMS, FieldError::duplicate(item.clone(), &key));
+                    v.deny(POD_CLAIMS, FieldError::duplicate(item(), key.as_ref()));
                 }
                 if !pod_names.contains(r.name.as_str()) {
-                    let detail = if pod_names.is_empty() {
-                        "must be one of the names in pod.spec.resourceClaims which is empty".to_string()
-                    } else {
-                        let listed = listed.get_or_insert_with(|| {
-                            let mut names: Vec<&str> = pod_names.iter().copied().collect();
-                            names.sort_unstable();
-                            truncate(&names.join(", "), MAX_VALUE_CHARS).into_owned()
-                        });
+                    let detail = unknown_detail.get_or_insert_with(|| {
+                        if pod_names.is_empty() {
+                            return "must be one of the names in pod.spec.resourceClaims which is empty".to_string();
+                        }
+                        let mut names: Vec<&str> = pod_names.iter().copied().collect();
+                        names.sort_unstable();
+                        let listed = truncate(&names.join(", "), MAX_VALUE_CHARS).into_owned();
                         format!("must be one of the names in pod.spec.resourceClaims: {listed}")
-                    };
-                    v.deny(POD_CLAIMS, FieldError::not_found(item, &r.name, detail));
+                    });
+                    v.deny(POD_CLAIMS, FieldError::not_found(item(), &r.name, detail.clone()));
                 }
             }
         }
