@@ -132,7 +132,7 @@ where
     D: serde::Deserializer<'de>,
     T: serde::Deserialize<'de>,
 {
-    let mut list = Option::<Vec<T>>::deserialize(d)?.unwrap_or_default();
+    let mut list: Vec<T> = null_as_default(d)?;
     list.shrink_to_fit();
     Ok(list)
 }
