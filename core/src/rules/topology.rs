@@ -482,7 +482,9 @@ struct LabelStats<'a> {
 /// values of the labels asked about are kept, so the cost is one pass over the text with no
 /// allocation per node.
 struct NodeLabels<'k, 'a> {
-    stats: HashMap<&'k str, LabelStats<'a>>,
+    /// Every label of every Node is looked up here: a few string comparisons against the keys
+    /// asked about (usually one or two) cost far less than hashing each label.
+    stats: BTreeMap<&'k str, LabelStats<'a>>,
     nodes: usize,
 }
 
