@@ -6,13 +6,14 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::PodResourceClaim;
 use serde::Deserialize;
 
 use crate::cluster::{Cluster, LookupError, Query};
 use crate::engine::RuleSet;
-use crate::field::{BadValue, FieldError, MAX_VALUE_CHARS, Path, plural, truncate};
+use crate::field::{BadValue, FieldError, MAX_VALUE_CHARS, Path, plural, truncated_sorted_list};
 use crate::names::{self, check};
 use crate::pod::{Pod, PodSpec};
 use crate::review::{Operation, Resource, Review};
@@ -461,7 +462,7 @@ fn check_pod_claims(spec: &PodSpec, v: &mut Verdict) {
     // What an unknown request is told, built at the first one: the names as the apiserver
     // lists them (sorted), cut like a value. Every unknown request repeats it, and a Pod may
     // have thousands of claims and requests.
-    let mut unknown_detail: Option<String> = None;
+    let mut unknown_detail: Option<Arc<str>> = None;
     for (field, containers) in
         [("containers", Some(&spec.containers)), ("initContainers", spec.init_containers.as_ref())]
     {
@@ -487,12 +488,10 @@ fn check_pod_claims(spec: &PodSpec, v: &mut Verdict) {
                 if !pod_names.contains(r.name.as_str()) {
                     let detail = unknown_detail.get_or_insert_with(|| {
                         if pod_names.is_empty() {
-                            return "must be one of the names in pod.spec.resourceClaims which is empty".to_string();
+                            return "must be one of the names in pod.spec.resourceClaims which is empty".into();
                         }
-                        let mut names: Vec<&str> = pod_names.iter().copied().collect();
-                        names.sort_unstable();
-                        let listed = truncate(&names.join(", "), MAX_VALUE_CHARS).into_owned();
-                        format!("must be one of the names in pod.spec.resourceClaims: {listed}")
+                        let listed = truncated_sorted_list(pod_names.iter().copied().collect(), MAX_VALUE_CHARS);
+                        format!("must be one of the names in pod.spec.resourceClaims: {listed}").into()
                     });
                     v.deny(POD_CLAIMS, FieldError::not_found(item(), &r.name, detail.clone()));
                 }
