@@ -5,6 +5,7 @@
 //! that a transport-neutral [`engine::Response`]. Cluster reads go through [`cluster::Cluster`].
 //! Nothing here does I/O or knows about waPC or wasm-bindgen.
 
+pub mod batch;
 pub mod cluster;
 pub mod decode;
 pub mod engine;

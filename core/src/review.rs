@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 
 use crate::decode::{ObjectOnly, json_type};
 
+use crate::batch::{self, BatchJob, BatchKind};
 use crate::decode::null_as_default;
 use crate::kubeflow::{JobKind, KubeflowJob};
 use crate::pod::Pod;
@@ -166,7 +167,10 @@ pub enum Resource {
     /// `scheduling.k8s.io/v1alpha3` only.
     CompositePodGroup(Box<CompositePodGroup>),
     Pod(Box<Pod>),
-    Job(Box<KubeflowJob>),
+    /// A Kubeflow `kubeflow.org/v1` job.
+    Kubeflow(Box<KubeflowJob>),
+    /// A `batch/v1` Job or CronJob.
+    BatchJob(Box<BatchJob>),
 }
 
 /// What the decoded request is about; it borrows the object's text from the payload.
@@ -209,7 +213,7 @@ impl Review<'_> {
 pub struct BadRequest(pub String);
 
 /// The kinds this project guards, for messages.
-pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup, v1 Pod, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob";
+pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup, v1 Pod, batch/v1 Job and CronJob, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob";
 
 /// Whether this kind is one the rule sets know how to read: `Ok(false)` for kinds outside
 /// the project's API groups (accepted untouched), an error for unknown kinds inside them.
@@ -221,6 +225,8 @@ fn is_guarded(gvk: &GroupVersionKind) -> Result<bool, BadRequest> {
         SCHEDULING_GROUP if !scheduling::KINDS.contains(&gvk.kind.as_str()) => return Ok(false),
         SCHEDULING_GROUP => Version::parse(&gvk.version).is_some_and(|v| v.serves(&gvk.kind)),
         KUBEFLOW_GROUP => gvk.version == KUBEFLOW_VERSION && JobKind::from_kind(&gvk.kind).is_some(),
+        // Other batch kinds and versions are not the project's.
+        batch::GROUP => return Ok(gvk.version == batch::VERSION && BatchKind::from_kind(&gvk.kind).is_some()),
         _ => return Ok(false),
     };
     if known {
@@ -263,10 +269,14 @@ impl Resource {
             "CompositePodGroup" => Resource::CompositePodGroup(Box::new(CompositePodGroup::decode(text)?)),
             "Pod" if old => Resource::Pod(Box::new(Pod::decode_old(text)?)),
             "Pod" => Resource::Pod(Box::new(crate::decode::from_str(text)?)),
+            kind if gvk.group == batch::GROUP => {
+                let kind = BatchKind::from_kind(kind).ok_or_else(|| format!("unsupported kind {kind}"))?;
+                Resource::BatchJob(Box::new(BatchJob::decode(kind, text)?))
+            }
             kind => {
                 let job_kind = JobKind::from_kind(kind).ok_or_else(|| format!("unsupported kind {kind}"))?;
                 let decode = if old { KubeflowJob::decode_old } else { KubeflowJob::decode };
-                Resource::Job(Box::new(decode(job_kind, text)?))
+                Resource::Kubeflow(Box::new(decode(job_kind, text)?))
             }
         })
     }
@@ -620,6 +630,6 @@ mod tests {
         );
         let review = r.review().unwrap().unwrap();
         assert_eq!(review.namespace, "ml");
-        assert!(matches!(review.object, Resource::Job(_)));
+        assert!(matches!(review.object, Resource::Kubeflow(_)));
     }
 }

@@ -11,12 +11,15 @@
 //!
 //! Rules about scheduling policy, topology, claims, disruption and priority are written once
 //! against [`GroupSpec`], which every holder of those fields (PodGroup, PodGroupTemplate at any
-//! depth, CompositePodGroup, CompositePodGroupTemplate) is read as. Rules that only exist in one
-//! version read the typed objects below.
+//! depth, CompositePodGroup, CompositePodGroupTemplate, and a 1.37 `batch/v1` Job's or
+//! CronJob's `spec.scheduling`) is read as. Rules that only exist in one version read the
+//! typed objects below.
 
+use crate::batch::BatchJob;
 use crate::decode::Capped;
 use crate::meta::ObjectMeta;
 use k8s_openapi::api::scheduling::v1alpha2 as a2;
+use k8s_openapi_137::api::scheduling::v1alpha3 as a3;
 use k8s_openapi_137::api::scheduling::v1beta1 as b1;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -297,6 +300,7 @@ fn walk_templates<'a>(
             priority_class_name: t.priority_class_name.as_ref(),
             priority: t.priority,
             preemption_policy: t.preemption_policy.as_ref(),
+            job_parallelism: None,
         });
         let path = list.index(i);
         walk_templates(
@@ -411,6 +415,7 @@ impl CompositePodGroup {
             priority_class_name: s.priority_class_name.as_ref(),
             priority: s.priority,
             preemption_policy: s.preemption_policy.as_ref(),
+            job_parallelism: None,
         }
     }
 
@@ -428,6 +433,12 @@ pub enum GroupOrigin {
     CompositePodGroup,
     /// A CompositePodGroupTemplate, at any depth of a Workload.
     CompositeTemplate,
+    /// A 1.37 Job's `spec.scheduling`, which the Job controller compiles into a Workload
+    /// template and a PodGroup.
+    Job,
+    /// A CronJob's `spec.jobTemplate.spec.scheduling`: the Jobs it creates carry it. Unlike a
+    /// Job's, it may change on update (it only shapes the Jobs created after).
+    CronJob,
 }
 
 impl GroupOrigin {
@@ -439,6 +450,11 @@ impl GroupOrigin {
     pub fn is_template(self) -> bool {
         matches!(self, GroupOrigin::WorkloadTemplate | GroupOrigin::CompositeTemplate)
     }
+
+    /// Whether the spec is a Job's or a CronJob's `scheduling`.
+    pub fn is_job(self) -> bool {
+        matches!(self, GroupOrigin::Job | GroupOrigin::CronJob)
+    }
 }
 
 /// A scheduling policy: `basic` or `gang`, with the gang's size (`minCount` for pods,
@@ -449,24 +465,50 @@ pub enum Policy<'a> {
     V1alpha2(&'a a2::PodGroupSchedulingPolicy),
     Group(&'a b1::PodGroupSchedulingPolicy),
     Composite(&'a b1::CompositePodGroupSchedulingPolicy),
+    /// A Job's `schedulingPolicy`; `None` when left out, which the Job controller compiles
+    /// as `basic`.
+    Job(Option<&'a a3::WorkloadPodGroupSchedulingPolicy>),
 }
 
 impl Policy<'_> {
+    /// Whether `basic` is written.
     pub fn has_basic(&self) -> bool {
         match self {
             Policy::V1alpha2(p) => p.basic.is_some(),
             Policy::Group(p) => p.basic.is_some(),
             Policy::Composite(p) => p.basic.is_some(),
+            Policy::Job(p) => p.is_some_and(|p| p.basic.is_some()),
         }
     }
 
-    /// The gang's size when the policy has a gang.
+    /// Whether `gang` is written.
+    pub fn has_gang(&self) -> bool {
+        match self {
+            Policy::Job(p) => p.is_some_and(|p| p.gang.is_some()),
+            _ => self.gang_size().is_some(),
+        }
+    }
+
+    /// The gang's size as written, when the policy has a gang (a Job's gang may leave it to
+    /// the controller: see [`GroupSpec::gang_min_count`]).
     pub fn gang_size(&self) -> Option<i32> {
         match self {
             Policy::V1alpha2(p) => p.gang.as_ref().map(|g| g.min_count),
             Policy::Group(p) => p.gang.as_ref().map(|g| g.min_count),
             Policy::Composite(p) => p.gang.as_ref().map(|g| g.min_group_count),
+            Policy::Job(p) => p.and_then(|p| p.gang.as_ref()?.min_count),
         }
+    }
+
+    /// Whether the gang's size is a required field (0 reads as left out, as in Go); a Job's
+    /// `minCount` is optional, so 0 there is a value of its own.
+    pub fn gang_size_required(&self) -> bool {
+        !matches!(self, Policy::Job(_))
+    }
+
+    /// Whether the policy is left out and so defaulted (a Job's, to `basic`).
+    pub fn is_defaulted(&self) -> bool {
+        matches!(self, Policy::Job(None))
     }
 
     /// The gang's size field: `minCount` or `minGroupCount`.
@@ -477,8 +519,9 @@ impl Policy<'_> {
         }
     }
 
+    /// Whether the group is scheduled pod by pod: `basic` alone, or a Job's policy left out.
     pub fn is_basic(&self) -> bool {
-        self.has_basic() && self.gang_size().is_none()
+        self.is_defaulted() || (self.has_basic() && !self.has_gang())
     }
 }
 
@@ -647,6 +690,9 @@ pub struct GroupSpec<'a> {
     pub priority: Option<i32>,
     /// 1.37 only.
     pub preemption_policy: Option<&'a String>,
+    /// A Job's `parallelism` (default 1) and its path: the gang's size when `minCount` is
+    /// left out. `None` for every other holder.
+    pub job_parallelism: Option<(i32, Path)>,
 }
 
 impl<'a> GroupSpec<'a> {
@@ -666,6 +712,7 @@ impl<'a> GroupSpec<'a> {
             priority_class_name: s.priority_class_name.as_ref(),
             priority: s.priority,
             preemption_policy: None,
+            job_parallelism: None,
         }
     }
 
@@ -684,6 +731,7 @@ impl<'a> GroupSpec<'a> {
             priority_class_name: t.priority_class_name.as_ref(),
             priority: t.priority,
             preemption_policy: None,
+            job_parallelism: None,
         }
     }
 
@@ -705,6 +753,34 @@ impl<'a> GroupSpec<'a> {
             priority_class_name: f.priority_class_name,
             priority: f.priority,
             preemption_policy: f.preemption_policy,
+            job_parallelism: None,
+        }
+    }
+
+    /// A Job's `spec.scheduling`.
+    fn of_job(job: &'a BatchJob, s: &'a crate::batch::JobScheduling) -> GroupSpec<'a> {
+        let spec = job.spec_path();
+        GroupSpec {
+            origin: match job.kind {
+                crate::batch::BatchKind::Job => GroupOrigin::Job,
+                crate::batch::BatchKind::CronJob => GroupOrigin::CronJob,
+            },
+            path: spec.child("scheduling"),
+            key: String::new(),
+            name: None,
+            parent: None,
+            depth: 0,
+            scheduling_policy: Policy::Job(s.scheduling_policy.as_ref()),
+            scheduling_constraints: s.scheduling_constraints.as_ref().map(|c| Constraints::of(c.topology.as_deref())),
+            resource_claims: group_claims!(s.resource_claims.as_ref()),
+            disruption_mode: s
+                .disruption_mode
+                .as_ref()
+                .map(|d| Disruption::Union { single: d.single.is_some(), all: d.all.is_some() }),
+            priority_class_name: None,
+            priority: None,
+            preemption_policy: None,
+            job_parallelism: Some((job.spec.parallelism(), spec.child("parallelism"))),
         }
     }
 
@@ -713,9 +789,23 @@ impl<'a> GroupSpec<'a> {
         matches!(self.scheduling_policy, Policy::V1alpha2(_))
     }
 
-    /// `gang.minCount` when the spec is a gang of pods (not of groups).
+    /// `gang.minCount` when the spec is a gang of pods (not of groups); a Job's gang that
+    /// leaves it out has the Job's parallelism (at least 1), as the Job controller compiles it.
     pub fn gang_min_count(&self) -> Option<i32> {
-        if self.origin.is_composite() { None } else { self.scheduling_policy.gang_size() }
+        self.gang_min_count_at().map(|(n, _)| n)
+    }
+
+    /// [`GroupSpec::gang_min_count`] and the path of the field that sets it.
+    pub fn gang_min_count_at(&self) -> Option<(i32, Path)> {
+        let policy = &self.scheduling_policy;
+        if self.origin.is_composite() || !policy.has_gang() {
+            return None;
+        }
+        match (policy.gang_size(), &self.job_parallelism) {
+            (Some(n), _) => Some((n, self.path.child("schedulingPolicy").child("gang").child("minCount"))),
+            (None, Some((parallelism, path))) => Some(((*parallelism).max(1), path.clone())),
+            (None, None) => None,
+        }
     }
 
     pub fn is_basic(&self) -> bool {
@@ -727,14 +817,23 @@ impl<'a> GroupSpec<'a> {
     }
 }
 
-/// Every group spec in a Workload, PodGroup or CompositePodGroup (none for other kinds).
+impl BatchJob {
+    /// The Job's `spec.scheduling`, when it asks for workload-aware scheduling.
+    pub fn group_spec(&self) -> Option<GroupSpec<'_>> {
+        self.spec.scheduling.as_ref().map(|s| GroupSpec::of_job(self, s))
+    }
+}
+
+/// Every group spec in a Workload, PodGroup, CompositePodGroup, or a Job's or CronJob's
+/// `spec.scheduling` (none for other kinds).
 pub fn group_specs(resource: &crate::review::Resource) -> Vec<GroupSpec<'_>> {
     use crate::review::Resource;
     match resource {
         Resource::PodGroup(pg) => vec![pg.group_spec()],
         Resource::CompositePodGroup(cpg) => vec![cpg.group_spec()],
         Resource::Workload(w) => w.group_specs(),
-        Resource::Pod(_) | Resource::Job(_) => Vec::new(),
+        Resource::BatchJob(job) => job.group_spec().into_iter().collect(),
+        Resource::Pod(_) | Resource::Kubeflow(_) => Vec::new(),
     }
 }
 

@@ -20,10 +20,19 @@ pub fn doc(id: &str) -> Option<&'static RuleDoc> {
     DOCS.iter().find(|d| d.id == id)
 }
 
+/// The 1.37 `batch/v1` kinds that carry `spec.scheduling`.
+pub const BATCH: &[&str] = &["Job", "CronJob"];
+
 const WORKLOAD_AND_PODGROUP: &[&str] = &["Workload", "PodGroup"];
-const WORKLOAD_PODGROUP_JOBS: &[&str] =
-    &["Workload", "PodGroup", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob"];
-const GROUPS_AND_PODS: &[&str] = &["Workload", "PodGroup", "Pod"];
+/// Every holder of a group spec a rule about it reads.
+const GROUP_HOLDERS: &[&str] = &["Workload", "PodGroup", "Job", "CronJob"];
+const GROUP_HOLDERS_AND_KUBEFLOW: &[&str] =
+    &["Workload", "PodGroup", "Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob"];
+const GROUP_HOLDERS_AND_PODS: &[&str] = &["Workload", "PodGroup", "Pod", "Job", "CronJob"];
+/// Whatever runs Pods a Kueue pod set is made of.
+const KUEUE_POD_SETS: &[&str] =
+    &["Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob"];
+const PODS_AND_JOB_TEMPLATES: &[&str] = &["Pod", "Job", "CronJob"];
 const JOBS_BUT_MPI: &[&str] = &["TFJob", "PyTorchJob", "JAXJob", "PaddleJob", "XGBoostJob"];
 
 pub const DOCS: &[RuleDoc] = &[
@@ -54,22 +63,22 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "gang.policy-union",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.schedulingPolicy: Invalid value: \"\": must specify one of: `basic`, `gang` [gang.policy-union]",
     },
     RuleDoc {
         id: "gang.min-count",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.schedulingPolicy.gang.minCount: Required value [gang.min-count]",
     },
     RuleDoc {
         id: "gang.max-min-count",
-        kinds: WORKLOAD_PODGROUP_JOBS,
+        kinds: GROUP_HOLDERS_AND_KUBEFLOW,
         example: "spec.schedulingPolicy.gang.minCount: Invalid value: 32: must be less than or equal to 16 (settings.maxMinCount) [gang.max-min-count]",
     },
     RuleDoc {
         id: "gang.policy-immutable",
-        kinds: &["PodGroup"],
+        kinds: &["PodGroup", "Job"],
         example: "spec.schedulingPolicy: Forbidden: field is immutable [gang.policy-immutable]",
     },
     RuleDoc {
@@ -129,12 +138,12 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "gang.disruption-mode",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.disruptionMode: Forbidden: field is immutable [gang.disruption-mode]",
     },
     RuleDoc {
         id: "gang.disruption-mode-basic",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.disruptionMode: Invalid value: \"PodGroup\": a basic schedulingPolicy schedules pods one by one, so the group cannot be disrupted as a whole (use a gang policy or disruptionMode \"Pod\") [gang.disruption-mode-basic]",
     },
     RuleDoc {
@@ -188,48 +197,63 @@ pub const DOCS: &[RuleDoc] = &[
         example: "spec.pytorchReplicaSpecs[Worker].template.spec.schedulerName: \"my-scheduler\" is kept instead of the gang scheduler, so these pods are not gang-scheduled unless \"my-scheduler\" is that scheduler [gang.scheduler-name]",
     },
     RuleDoc {
+        id: "gang.job-parallelism",
+        kinds: BATCH,
+        example: "spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 8: must be less than or equal to spec.parallelism (4) [gang.job-parallelism]",
+    },
+    RuleDoc {
+        id: "gang.job-completions",
+        kinds: BATCH,
+        example: "spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 4: must be less than or equal to spec.completions (3): the Job controller never runs more Pods at once than it has completions to go, so a larger gang never gets all its Pods and stays Pending [gang.job-completions]",
+    },
+    RuleDoc {
+        id: "gang.job-parent",
+        kinds: &["Job"],
+        example: "spec.scheduling: is not what schedules this Job: it is owned by JobSet \"train\", which makes both the Workload and the PodGroup of its Jobs (this Job has no scheduling.k8s.io/group-template-name annotation), so the Job controller makes no Workload from spec.scheduling; set the gang on the JobSet instead [gang.job-parent]",
+    },
+    RuleDoc {
         id: "claims.claim-name",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.resourceClaims[0].name: Required value [claims.claim-name]",
     },
     RuleDoc {
         id: "claims.claim-source",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.resourceClaims[0]: Invalid value: \"\": must specify one of: `resourceClaimName`, `resourceClaimTemplateName` [claims.claim-source]",
     },
     RuleDoc {
         id: "claims.source-name",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.resourceClaims[1].resourceClaimName: Invalid value: \"nic..0\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') [claims.source-name]",
     },
     RuleDoc {
         id: "claims.max-claims",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.resourceClaims: Too many: 5: must have at most 4 items [claims.max-claims]",
     },
     RuleDoc {
         id: "claims.claim-unique",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.resourceClaims[1]: Duplicate value: {\"name\":\"gpu\",\"resourceClaimName\":\"shared-gpu\"} [claims.claim-unique]",
     },
     RuleDoc {
         id: "claims.claims-immutable",
-        kinds: &["PodGroup"],
+        kinds: &["PodGroup", "Job"],
         example: "spec.resourceClaims: Forbidden: field is immutable [claims.claims-immutable]",
     },
     RuleDoc {
         id: "claims.pod-claim-match",
-        kinds: &["Pod"],
+        kinds: PODS_AND_JOB_TEMPLATES,
         example: "spec.schedulingGroup.podGroupName: PodGroup \"train-workers-0\" does not exist in namespace \"ml\" yet, so this Pod's resourceClaims could not be compared with the group's claims (a Pod shares a group claim only through an identical entry) [claims.pod-claim-match]",
     },
     RuleDoc {
         id: "claims.group-claim-requested",
-        kinds: &["Pod"],
+        kinds: PODS_AND_JOB_TEMPLATES,
         example: "spec.resourceClaims[0]: PodGroup \"train-workers-0\" claim \"shared-gpu\" is listed, but no container or init container requests it in resources.claims, so this Pod does not use the group's devices [claims.group-claim-requested]",
     },
     RuleDoc {
         id: "claims.pod-claims",
-        kinds: &["Pod"],
+        kinds: PODS_AND_JOB_TEMPLATES,
         example: "spec.resourceClaims[1].name: Duplicate value: \"scratch\" [claims.pod-claims]",
     },
     RuleDoc {
@@ -239,7 +263,7 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "claims.source-exists",
-        kinds: GROUPS_AND_PODS,
+        kinds: GROUP_HOLDERS_AND_PODS,
         example: "spec.resourceClaims[0].resourceClaimName: Not found: \"shared-nic\": no ResourceClaim with this name in namespace \"ml\" (settings.requireClaimSourcesExist) [claims.source-exists]",
     },
     RuleDoc {
@@ -249,12 +273,12 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "claims.direct-claims",
-        kinds: GROUPS_AND_PODS,
+        kinds: GROUP_HOLDERS_AND_PODS,
         example: "spec.resourceClaims[0].resourceClaimName: Forbidden: claim \"scratch-0\" is shared directly, but only resourceClaimTemplateName is allowed (settings.allowDirectClaims is false) [claims.direct-claims]",
     },
     RuleDoc {
         id: "claims.allowed-templates",
-        kinds: GROUPS_AND_PODS,
+        kinds: GROUP_HOLDERS_AND_PODS,
         example: "spec.podGroupTemplates[0].resourceClaims[0].resourceClaimTemplateName: Unsupported value: \"h100-template\": supported values: \"gpu-template\", \"fpga-template\" [claims.allowed-templates]",
     },
     RuleDoc {
@@ -404,17 +428,17 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "topology.max-entries",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.schedulingConstraints.topology: Too many: 2: must have at most 1 item [topology.max-entries]",
     },
     RuleDoc {
         id: "topology.key",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.schedulingConstraints.topology[0].key: Required value [topology.key]",
     },
     RuleDoc {
         id: "topology.immutable",
-        kinds: &["PodGroup"],
+        kinds: &["PodGroup", "Job"],
         example: "spec.schedulingConstraints: Forbidden: field is immutable [topology.immutable]",
     },
     RuleDoc {
@@ -424,47 +448,47 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "topology.key-on-nodes",
-        kinds: WORKLOAD_PODGROUP_JOBS,
+        kinds: GROUP_HOLDERS_AND_KUBEFLOW,
         example: "spec.schedulingConstraints.topology[0].key: Invalid value: \"keyValue\": no node carries the label \"keyValue\" (checked 0 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
     },
     RuleDoc {
         id: "topology.domain-size",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.schedulingPolicy.gang.minCount: 3 is larger than the largest \"topology.example.com/rack\" domain (2 nodes): the 4 nodes carrying the label form 3 distinct domains, so the gang can never fit with one pod per node [topology.domain-size]",
     },
     RuleDoc {
         id: "topology.basic-policy",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.schedulingConstraints.topology: with a basic schedulingPolicy the scheduler checks the topology only against the pods it has seen so far, so pods created later may find no room in the chosen domain: use a gang policy, or hold the pods with schedulingGates until all of them exist [topology.basic-policy]",
     },
     RuleDoc {
         id: "topology.allowed-keys",
-        kinds: WORKLOAD_PODGROUP_JOBS,
+        kinds: GROUP_HOLDERS_AND_KUBEFLOW,
         example: "spec.schedulingConstraints.topology[0].key: Unsupported value: \"topology.example.com/rack\": supported values: \"topology.kubernetes.io/zone\" [topology.allowed-keys]",
     },
     RuleDoc {
         id: "topology.require-topology",
-        kinds: WORKLOAD_AND_PODGROUP,
+        kinds: GROUP_HOLDERS,
         example: "spec.schedulingConstraints.topology: Required value: gangs with minCount 16 or more must be kept in one topology domain (settings.requireTopologyForMinCountAtLeast), and this one has minCount 16 [topology.require-topology]",
     },
     RuleDoc {
         id: "topology.kueue-one-of",
-        kinds: JOBS,
+        kinds: KUEUE_POD_SETS,
         example: "spec.pytorchReplicaSpecs[Master].template.metadata.annotations: Invalid value: must not contain more than one topology annotation: [\"kueue.x-k8s.io/podset-required-topology\", \"kueue.x-k8s.io/podset-preferred-topology\", \"kueue.x-k8s.io/podset-unconstrained-topology\"] [topology.kueue-one-of]",
     },
     RuleDoc {
         id: "topology.kueue-value",
-        kinds: JOBS,
+        kinds: KUEUE_POD_SETS,
         example: "spec.tfReplicaSpecs[PS].template.metadata.annotations[kueue.x-k8s.io/podset-unconstrained-topology]: Invalid value: \"yes\": must be a boolean value [topology.kueue-value]",
     },
     RuleDoc {
         id: "topology.kueue-slice",
-        kinds: JOBS,
+        kinds: KUEUE_POD_SETS,
         example: "spec.mpiReplicaSpecs[Worker].template.metadata.annotations[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"0x2\": must be a numeric value [topology.kueue-slice]",
     },
     RuleDoc {
         id: "topology.kueue-group",
-        kinds: JOBS,
+        kinds: KUEUE_POD_SETS,
         example: "spec.pytorchReplicaSpecs[Worker].template.metadata.annotations[kueue.x-k8s.io/podset-group-name]: Invalid value: \"7\": must not be a number [topology.kueue-group]",
     },
 ];
@@ -491,7 +515,8 @@ mod tests {
         for d in DOCS {
             assert!(d.example.ends_with(&format!("[{}]", d.id)), "{}: {}", d.id, d.example);
             assert!(!d.kinds.is_empty(), "{}", d.id);
-            assert!(d.kinds.iter().all(|k| known.contains(k) || JOBS.contains(k)), "{}: {:?}", d.id, d.kinds);
+            let is_known = |k: &&str| known.contains(k) || JOBS.contains(k) || BATCH.contains(k);
+            assert!(d.kinds.iter().all(is_known), "{}: {:?}", d.id, d.kinds);
         }
     }
 }

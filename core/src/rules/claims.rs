@@ -1,5 +1,5 @@
-//! Rule set 3, claims: the DRA ResourceClaims a PodGroup (or a Workload template) shares with
-//! its Pods, and the Pods that are meant to share them. A Pod shares a group claim only when its
+//! Rule set 3, claims: the DRA ResourceClaims a PodGroup (a Workload template, a 1.37 Job's
+//! `spec.scheduling`) shares with its Pods, and the Pods that are meant to share them. A Pod shares a group claim only when its
 //! own claim entry equals the group's in every field; anything else silently gives the Pod a
 //! claim of its own (rules.md C-08), which is what most of these rules are about. Ids and
 //! catalogue numbers (rules.md) are listed in [`RULES`].
@@ -11,6 +11,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::PodResourceClaim;
 use serde::Deserialize;
 
+use crate::batch::{BatchJob, BatchKind};
 use crate::cluster::{Cluster, LookupError, Query};
 use crate::engine::RuleSet;
 use crate::field::{BadValue, FieldError, MAX_VALUE_CHARS, Path, plural, truncated_sorted_list};
@@ -139,22 +140,30 @@ impl RuleSet for Claims {
     fn check(settings: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
         let mut v = Verdict::default();
         let ns = review.namespace.as_str();
-        // Claims of PodGroups, Workload templates and Pods are immutable, and the apiserver
-        // checked them on create; rejecting an update for them would only block unrelated
-        // updates (such as removing the PodGroup's finalizer). Updates only check immutability.
-        if review.is_update() {
+        // A CronJob's job template may change, and shapes every Job created after: its
+        // updates are checked as its creation is.
+        let template_of_jobs_to_come = matches!(&review.object, Resource::BatchJob(j) if j.kind == BatchKind::CronJob);
+        // Claims of PodGroups, Workload templates, Jobs and Pods are immutable, and the
+        // apiserver checked them on create; rejecting an update for them would only block
+        // unrelated updates (such as removing the PodGroup's finalizer). Updates only check
+        // immutability.
+        if review.is_update() && !template_of_jobs_to_come {
             if let Some(old) = &review.old_object {
                 check_claims_update(&review.object, old, &mut v);
             }
             return v;
         }
-        if review.operation != Operation::Create {
+        if review.operation != Operation::Create && !template_of_jobs_to_come {
             return v;
         }
         let mut sources = Vec::new();
         for group in group_specs(&review.object) {
             sources.extend(check_group_claims(settings, &group, &mut v));
         }
+        // A Pod template is compared with its Job's claims only when those are well formed:
+        // the apiserver rejects the Job otherwise, and the comparison would only repeat it.
+        let malformed = [CLAIM_NAME, CLAIM_SOURCE, SOURCE_NAME, MAX_CLAIMS, CLAIM_UNIQUE];
+        let group_claims_ok = !v.violations.iter().any(|x| malformed.contains(&x.rule));
         match &review.object {
             Resource::PodGroup(pg) => {
                 check_status(pg, &mut v);
@@ -163,7 +172,9 @@ impl RuleSet for Claims {
                 }
             }
             Resource::Pod(pod) => sources.extend(check_pod(settings, pod, ns, cluster, &mut v)),
-            Resource::Workload(_) | Resource::CompositePodGroup(_) | Resource::Job(_) => {}
+            Resource::BatchJob(job) if group_claims_ok => sources.extend(check_job_template(settings, job, &mut v)),
+            Resource::BatchJob(_) => {}
+            Resource::Workload(_) | Resource::CompositePodGroup(_) | Resource::Kubeflow(_) => {}
         }
         check_sources_exist(settings, &sources, ns, cluster, &mut v);
         v
@@ -301,13 +312,23 @@ fn check_group_claims<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdic
     sources
 }
 
-/// C-06: a PodGroup's claims, and (1.37, where templates may otherwise be edited in place)
-/// each Workload template's claims, never change. Templates are matched by their names
+/// C-06: a PodGroup's and a Job's claims, and (1.37, where templates may otherwise be edited
+/// in place) each Workload template's claims, never change. Templates are matched by their names
 /// from the top; an added or removed template is the gang set's business.
 fn check_claims_update(new: &Resource, old: &Resource, v: &mut Verdict) {
     match (new, old) {
         (Resource::PodGroup(pg), Resource::PodGroup(old)) if pg.claims() != old.claims() => {
             v.deny(CLAIMS_IMMUTABLE, FieldError::immutable(Path::new("spec").child("resourceClaims")));
+        }
+        (Resource::BatchJob(job), Resource::BatchJob(old)) => {
+            // `+k8s:immutable`; a missing list and an empty one mean the same.
+            fn claims(j: &BatchJob) -> Vec<Claim<'_>> {
+                j.group_spec().and_then(|g| g.resource_claims).unwrap_or_default()
+            }
+            if claims(job) != claims(old) {
+                let path = job.spec_path().child("scheduling").child("resourceClaims");
+                v.deny(CLAIMS_IMMUTABLE, FieldError::immutable(path));
+            }
         }
         (Resource::Workload(w), Resource::Workload(old)) if w.is_137() => {
             let old_groups = old.group_specs();
@@ -417,9 +438,10 @@ fn check_against_template(
 }
 
 /// C-11: the core Pod rules for claims (pkg/apis/core/validation), which a Pod that joins a
-/// group must follow for the comparison with the group to mean anything.
-fn check_pod_claims(spec: &PodSpec, v: &mut Verdict) {
-    let path = Path::new("spec").child("resourceClaims");
+/// group (or a Job's Pod template) must follow for the comparison with the group to mean
+/// anything. `base` is where the Pod spec sits: `spec`, or `spec.template.spec` in a Job.
+fn check_pod_claims(spec: &PodSpec, base: &Path, v: &mut Verdict) {
+    let path = base.child("resourceClaims");
     let claims = spec.resource_claims.as_deref().unwrap_or_default();
     let mut valid_names = HashSet::with_capacity(claims.len());
     for (i, c) in claims.iter().enumerate() {
@@ -468,7 +490,7 @@ fn check_pod_claims(spec: &PodSpec, v: &mut Verdict) {
     {
         for (ci, container) in containers.into_iter().flatten().enumerate() {
             let Some(requests) = container.resources.as_ref().and_then(|r| r.claims.as_ref()) else { continue };
-            let path = Path::new("spec").child(field).index(ci).child("resources").child("claims");
+            let path = base.child(field).index(ci).child("resources").child("claims");
             let mut seen: HashSet<Cow<str>> = HashSet::with_capacity(requests.len());
             for (j, r) in requests.iter().enumerate() {
                 // Built only when something is reported.
@@ -528,8 +550,9 @@ fn check_pod<'a>(
     if !names::is_dns1123_subdomain(group_name).is_empty() {
         return Vec::new();
     }
-    check_pod_claims(spec, v);
-    let claims_path = Path::new("spec").child("resourceClaims");
+    let base = Path::new("spec");
+    check_pod_claims(spec, &base, v);
+    let claims_path = base.child("resourceClaims");
     let pod_claims: Vec<Claim> = spec.resource_claims.iter().flatten().map(Claim::from).collect();
     let mut sources = Vec::new();
     for (i, claim) in pod_claims.iter().enumerate() {
@@ -551,7 +574,10 @@ fn check_pod<'a>(
                 .map_err(|e| LookupError::Failed(format!("cannot decode PodGroup {group_name:?}: {e}")))
         });
     match found {
-        Ok(Some(group)) => compare_with_group(group_name, &group.claims(), &pod_claims, &requested_names(spec), v),
+        Ok(Some(group)) => {
+            let sharer = Sharer { group: format!("PodGroup {group_name:?}"), pods: "this Pod", claims: claims_path };
+            compare_with_group(&sharer, &group.claims(), &pod_claims, &requested_names(spec), v)
+        }
         Ok(None) => v.warn(
             POD_CLAIM_MATCH,
             group_path,
@@ -570,15 +596,27 @@ fn check_pod<'a>(
     sources
 }
 
-/// C-09 and C-10: the Pod's claims against its PodGroup's.
+/// Who is meant to share a group's claims, for the messages: a Pod joining a PodGroup, or the
+/// Pods a Job creates from its template.
+struct Sharer {
+    /// `PodGroup "g"`, `the Job's spec.scheduling`.
+    group: String,
+    /// `this Pod`, `each Pod of the Job`.
+    pods: &'static str,
+    /// The Pod spec's `resourceClaims`.
+    claims: Path,
+}
+
+/// C-09 and C-10: a Pod's (or a Job's Pod template's) claims against its group's.
 fn compare_with_group(
-    group_name: &str,
+    sharer: &Sharer,
     group: &[Claim],
     pod_claims: &[Claim],
     requested: &HashSet<&str>,
     v: &mut Verdict,
 ) {
-    let path = Path::new("spec").child("resourceClaims");
+    let path = &sharer.claims;
+    let (owner, pods) = (sharer.group.as_str(), sharer.pods);
     // Group claims whose problem is already reported for this Pod.
     let mut reported = BTreeSet::new();
     for (i, p) in pod_claims.iter().enumerate() {
@@ -593,7 +631,7 @@ fn compare_with_group(
                         path.index(i),
                         BadValue::of(p),
                         format!(
-                            "has the name of PodGroup {group_name:?} claim {} but another source, so this Pod would get a claim of its own instead of sharing the group's (copy the group's entry unchanged)",
+                            "has the name of {owner} claim {} but another source, so {pods} would get a claim of its own instead of sharing the group's (copy the group's entry unchanged)",
                             BadValue::of(g)
                         ),
                     ),
@@ -602,14 +640,14 @@ fn compare_with_group(
         } else if let Some(g) = group.iter().find(|g| g.source() == Some(source)) {
             reported.insert(g.name);
             let consequence = match source {
-                Source::Template(_) => "this Pod gets a claim of its own generated from the template",
-                Source::Claim(_) => "the claim is reserved for this Pod on its own, not through the group",
+                Source::Template(_) => format!("{pods} gets a claim of its own generated from the template"),
+                Source::Claim(_) => format!("the claim is reserved for {pods} on its own, not through the group"),
             };
             v.warn(
                 POD_CLAIM_MATCH,
                 path.index(i),
                 format!(
-                    "{} {:?} is PodGroup {group_name:?} claim {:?}, but this entry is named {:?}, so {consequence}; name it {:?} to share the group's claim",
+                    "{} {:?} is {owner} claim {:?}, but this entry is named {:?}, so {consequence}; name it {:?} to share the group's claim",
                     source.kind(),
                     source.name(),
                     g.name,
@@ -625,7 +663,7 @@ fn compare_with_group(
                 GROUP_CLAIM_REQUESTED,
                 path.index(i),
                 format!(
-                    "PodGroup {group_name:?} claim {:?} is listed, but no container or init container requests it in resources.claims, so this Pod does not use the group's devices",
+                    "{owner} claim {:?} is listed, but no container or init container requests it in resources.claims, so {pods} does not use the group's devices",
                     g.name
                 ),
             ),
@@ -635,12 +673,41 @@ fn compare_with_group(
                 GROUP_CLAIM_REQUESTED,
                 path.clone(),
                 format!(
-                    "has no entry for PodGroup {group_name:?} claim {}, so this Pod cannot use the devices allocated for the group; add the entry unchanged and request it in a container's resources.claims",
+                    "has no entry for {owner} claim {}, so {pods} cannot use the devices allocated for the group; add the entry unchanged and request it in a container's resources.claims",
                     BadValue::of(g)
                 ),
             ),
         }
     }
+}
+
+/// C-09, C-10, C-11 and the source settings for the Pod template of a 1.37 Job (or a
+/// CronJob's job template) that shares claims in `spec.scheduling`: each Pod the Job creates
+/// shares a group claim only through an entry equal to it. Returns the template's
+/// well-formed sources, to look up.
+fn check_job_template<'a>(settings: &Settings, job: &'a BatchJob, v: &mut Verdict) -> Vec<SourceRef<'a>> {
+    let Some(group) = job.group_spec() else { return Vec::new() };
+    let group_claims = group.resource_claims.unwrap_or_default();
+    let Some(spec) = job.spec.template.spec.as_ref().filter(|_| !group_claims.is_empty()) else { return Vec::new() };
+    let base = job.spec_path().child("template").child("spec");
+    check_pod_claims(spec, &base, v);
+    let claims_path = base.child("resourceClaims");
+    let pod_claims: Vec<Claim> = spec.resource_claims.iter().flatten().map(Claim::from).collect();
+    let mut sources = Vec::new();
+    for (i, claim) in pod_claims.iter().enumerate() {
+        let item = claims_path.index(i);
+        check_source(settings, claim, &item, POD_CLAIMS, v);
+        if let Some(source) = claim.valid_source() {
+            sources.push((item.child(source.field()), source));
+        }
+    }
+    let sharer = Sharer {
+        group: format!("the {}'s {}", job.kind.name(), group.path),
+        pods: "each Pod of the Job",
+        claims: claims_path,
+    };
+    compare_with_group(&sharer, &group_claims, &pod_claims, &requested_names(spec), v);
+    sources
 }
 
 /// The most distinct claim sources one request looks up. A PodGroup has at most 4 claims and

@@ -275,13 +275,13 @@ impl RuleSet for RunPolicyRules {
 
     fn check(settings: &Settings, review: &Review, _cluster: &dyn Cluster) -> Verdict {
         let mut v = Verdict::default();
-        let Resource::Job(job) = &review.object else { return v };
+        let Resource::Kubeflow(job) = &review.object else { return v };
         check_name(job, &mut v);
         check_replica_specs(settings, job, &mut v);
         check_run_policy(settings, job, &mut v);
         check_elastic_policy(job, &mut v);
         check_kind_fields(job, &mut v);
-        if let Some(Resource::Job(old)) = &review.old_object {
+        if let Some(Resource::Kubeflow(old)) = &review.old_object {
             check_update(job, old, &mut v);
         }
         v.mutated_object = apply_defaults(settings, job, &review.raw_object);

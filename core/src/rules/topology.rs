@@ -1,12 +1,13 @@
-//! Rule set 2, topology: `schedulingConstraints.topology` on PodGroups and Workload templates,
-//! the node labels those keys name, and Kueue topology annotations on Kubeflow replica
-//! templates. Ids and catalogue numbers (rules.md) are listed in [`RULES`].
+//! Rule set 2, topology: `schedulingConstraints.topology` on PodGroups, Workload templates and
+//! 1.37 Jobs' `spec.scheduling`, the node labels those keys name, and Kueue topology
+//! annotations on Kubeflow replica templates and Job Pod templates. Ids and catalogue numbers (rules.md) are listed in [`RULES`].
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Deserialize;
 
+use crate::batch::BatchJob;
 use crate::cluster::{Cluster, LookupError, Query};
 use crate::decode::Text;
 use crate::engine::RuleSet;
@@ -150,20 +151,33 @@ impl RuleSet for Topology {
                 check_group_spec(settings, &group, &mut v, &mut lookups);
             }
             // T-05: a PodGroup's constraints are immutable; in 1.37 also those of every
-            // template and of a CompositePodGroup (1.36 templates are immutable as a whole).
+            // template, of a CompositePodGroup and of a Job (1.36 templates are immutable as a
+            // whole; a CronJob's job template may change).
             if let Some(old) = old
                 && old.scheduling_constraints != group.scheduling_constraints
                 && (group.origin == GroupOrigin::PodGroup || !group.is_136())
+                && group.origin != GroupOrigin::CronJob
             {
                 v.deny(IMMUTABLE, FieldError::immutable(group.path.child("schedulingConstraints")));
             }
         }
-        if let Resource::Job(job) = &review.object {
-            let old = match &review.old_object {
-                Some(Resource::Job(old)) => Some(old.as_ref()),
-                _ => None,
-            };
-            check_job(settings, job, old, &mut v, &mut lookups);
+        let old = review.old_object.as_ref();
+        match &review.object {
+            Resource::Kubeflow(job) => {
+                let old = match old {
+                    Some(Resource::Kubeflow(old)) => replica_pod_sets(old),
+                    _ => Vec::new(),
+                };
+                check_pod_sets(settings, &replica_pod_sets(job), &old, &mut v, &mut lookups);
+            }
+            Resource::BatchJob(job) => {
+                let old = match old {
+                    Some(Resource::BatchJob(old)) => job_pod_sets(old),
+                    _ => Vec::new(),
+                };
+                check_pod_sets(settings, &job_pod_sets(job), &old, &mut v, &mut lookups);
+            }
+            _ => {}
         }
         if settings.check_node_labels {
             check_nodes(settings, &lookups, cluster, &mut v);
@@ -190,7 +204,8 @@ fn same_constraints(old: &GroupSpec, new: &GroupSpec) -> bool {
 fn check_group_spec<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdict, lookups: &mut Vec<NodeLookup<'a>>) {
     let topology_path = g.path.child("schedulingConstraints").child("topology");
     let entries: Vec<&'a str> = g.topology_keys().collect();
-    let min_count = g.gang_min_count().filter(|n| *n >= 1);
+    let gang = g.gang_min_count_at().filter(|(n, _)| *n >= 1);
+    let min_count = gang.as_ref().map(|(n, _)| *n);
 
     if entries.is_empty() {
         if let Some(at_least) = settings.require_topology_for_min_count_at_least
@@ -220,8 +235,7 @@ fn check_group_spec<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdict,
         }
         // A key the settings refuse is rejected already; looking it up would only add noise.
         if is_allowed(settings, key, &path, v) {
-            let gang = min_count.map(|n| (n, g.path.child("schedulingPolicy").child("gang").child("minCount")));
-            lookups.push(NodeLookup { key, path, gang });
+            lookups.push(NodeLookup { key, path, gang: gang.clone() });
         }
     }
 
@@ -271,13 +285,14 @@ fn is_allowed(settings: &Settings, key: &str, path: &Path, v: &mut Verdict) -> b
     }
 }
 
-/// One replica's view for the Kueue rules.
+/// One Kueue pod set's view for the Kueue rules: a Kubeflow replica, or a Job's Pods.
 struct PodSet<'a> {
+    /// What identifies the pod set across an update: the replica type (empty for a Job).
     replica_type: &'a str,
-    /// `spec.<map>[<type>].template.metadata.annotations`
+    /// `spec.<map>[<type>].template.metadata.annotations`, `spec.template.metadata.annotations`
     path: Path,
     annotations: &'a BTreeMap<String, String>,
-    /// Kueue's pod-set count: `replicas`, 1 when unset.
+    /// Kueue's pod-set count: `replicas` (1 when unset), or the Pods a Job runs at once.
     count: i32,
 }
 
@@ -292,7 +307,7 @@ impl<'a> PodSet<'a> {
     }
 }
 
-fn pod_sets(job: &KubeflowJob) -> Vec<PodSet<'_>> {
+fn replica_pod_sets(job: &KubeflowJob) -> Vec<PodSet<'_>> {
     let map = Path::new("spec").child(job.kind.replica_specs_field());
     job.replicas()
         .filter_map(|(replica_type, spec): (&String, &ReplicaSpec)| {
@@ -307,19 +322,25 @@ fn pod_sets(job: &KubeflowJob) -> Vec<PodSet<'_>> {
         .collect()
 }
 
-/// T-21..T-24 for every replica template of a Kubeflow job, with Kueue's wording
+/// A Job's one pod set (a CronJob's: its job template's), with Kueue's count for it.
+fn job_pod_sets(job: &BatchJob) -> Vec<PodSet<'_>> {
+    let template = &job.spec.template;
+    let Some(annotations) = template.metadata.as_ref().and_then(|m| m.annotations.as_ref()) else { return Vec::new() };
+    let path = job.spec_path().child("template").child("metadata").child("annotations");
+    vec![PodSet { replica_type: "", path, annotations, count: job.spec.pods_at_once() }]
+}
+
+/// T-21..T-24 for every pod set of a Kubeflow job or a Job, with Kueue's wording
 /// (kubernetes-sigs/kueue `pkg/controller/jobframework/tas_validation.go`).
-fn check_job<'a>(
+fn check_pod_sets<'a>(
     settings: &Settings,
-    job: &'a KubeflowJob,
-    old: Option<&KubeflowJob>,
+    sets: &[PodSet<'a>],
+    old_sets: &[PodSet],
     v: &mut Verdict,
     lookups: &mut Vec<NodeLookup<'a>>,
 ) {
-    let old_sets = old.map(pod_sets).unwrap_or_default();
     let old_by_type: HashMap<&str, &PodSet> = old_sets.iter().map(|o| (o.replica_type, o)).collect();
-    let sets = pod_sets(job);
-    for set in &sets {
+    for set in sets {
         let unchanged = |annotation: &str| {
             old_by_type.get(set.replica_type).is_some_and(|o| o.get(annotation) == set.get(annotation))
         };
@@ -336,7 +357,7 @@ fn check_job<'a>(
             }
         }
     }
-    check_pod_set_groups(&sets, v);
+    check_pod_set_groups(sets, v);
 }
 
 fn check_pod_set(set: &PodSet, v: &mut Verdict) {

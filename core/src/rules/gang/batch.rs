@@ -1,0 +1,261 @@
+//! 1.37 `batch/v1` Jobs and CronJobs that ask for a gang in `spec.scheduling`. The spec
+//! itself is one more group holder (see [`super::spec`]); what is the Job's own: its size
+//! against the Pods it runs, what may change on update, and who compiles its Workload.
+
+use super::*;
+use crate::batch::{BatchJob, BatchKind, GROUP_TEMPLATE_ANNOTATION};
+
+/// The rules of a Job's `spec.scheduling` that read the rest of the Job.
+pub(super) fn check_batch_job(
+    job: &BatchJob,
+    old: Option<&BatchJob>,
+    group: Option<&GroupSpec>,
+    operation: Operation,
+    v: &mut Verdict,
+) {
+    if let Some(group) = group {
+        check_size(job, group, v);
+    }
+    match old {
+        // A CronJob's template may change: it shapes only the Jobs created after.
+        Some(old) if job.kind == BatchKind::Job => check_update(job, old, v),
+        Some(_) => {}
+        None if operation == Operation::Create => check_parent(job, v),
+        None => {}
+    }
+}
+
+/// The 1.37 apiserver's `validateGangMinCount` (on create and update, on the final object),
+/// and what it leaves out: the Job controller runs at most `completions` Pods at once, so a
+/// gang larger than that can never be scheduled.
+fn check_size(job: &BatchJob, g: &GroupSpec, v: &mut Verdict) {
+    let Some((size, size_path)) = g.gang_min_count_at().filter(|(n, _)| *n >= 1) else { return };
+    let spec = job.spec_path();
+    let parallelism = job.spec.parallelism();
+    let explicit = g.scheduling_policy.gang_size().is_some();
+    if explicit && size > parallelism {
+        let detail = format!("must be less than or equal to {} ({parallelism})", spec.child("parallelism"));
+        v.deny(JOB_PARALLELISM, FieldError::invalid(size_path, size, detail));
+        return;
+    }
+    if let Some(completions) = job.spec.completions.filter(|c| (1..size).contains(c)) {
+        let left_out = if explicit {
+            String::new()
+        } else {
+            " (schedulingPolicy.gang.minCount is left out, so the gang's size is the Job's parallelism)".to_string()
+        };
+        let detail = format!(
+            "must be less than or equal to {} ({completions}){left_out}: the Job controller never runs more Pods at once than it has completions to go, so a larger gang never gets all its Pods and stays Pending",
+            spec.child("completions")
+        );
+        v.deny(JOB_COMPLETIONS, FieldError::invalid(size_path, size, detail));
+    }
+}
+
+/// `+k8s:update=NoSet,NoUnset` on `spec.scheduling`, and the group spec's own update rules
+/// (the variant is frozen, only `gang.minCount` may change; `disruptionMode` is immutable).
+fn check_update(job: &BatchJob, old: &BatchJob, v: &mut Verdict) {
+    let path = job.spec_path().child("scheduling");
+    match (job.group_spec(), old.group_spec()) {
+        (Some(new), Some(old)) => check_spec_update(&new, &old, PolicyUpdate::Variant, v),
+        (Some(_), None) => v.deny(POLICY_IMMUTABLE, FieldError::forbidden(path, "field cannot be set once created")),
+        (None, Some(_)) => v.deny(POLICY_IMMUTABLE, FieldError::forbidden(path, "field cannot be cleared once set")),
+        (None, None) => {}
+    }
+}
+
+/// A Job whose parent (a JobSet or a TrainJob) makes the Workload gets none from the Job
+/// controller (KEP-5547, KEP-6089): its own `spec.scheduling` does not decide its group.
+fn check_parent(job: &BatchJob, v: &mut Verdict) {
+    let (Some(parent), Some(_)) = (job.workload_parent(), &job.spec.scheduling) else { return };
+    let owner = format!("{} {:?}", parent.kind, parent.name);
+    let what = match job.annotation(GROUP_TEMPLATE_ANNOTATION) {
+        Some(template) => format!(
+            "makes the Workload, and the Job controller makes this Job's PodGroup from the {} Workload's template {template:?} (annotation {GROUP_TEMPLATE_ANNOTATION})",
+            parent.kind
+        ),
+        None => format!(
+            "makes both the Workload and the PodGroup of its Jobs (this Job has no {GROUP_TEMPLATE_ANNOTATION} annotation)"
+        ),
+    };
+    v.warn(
+        JOB_PARENT,
+        job.spec_path().child("scheduling"),
+        format!(
+            "is not what schedules this Job: it is owned by {owner}, which {what}, so the Job controller makes no Workload from spec.scheduling; set the gang on the {} instead",
+            parent.kind
+        ),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::cluster::MemoryCluster;
+
+    fn job(spec: Value) -> Value {
+        json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train", "namespace": "ml"}, "spec": spec})
+    }
+
+    fn cron_job(spec: Value) -> Value {
+        json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": "ml"},
+               "spec": {"schedule": "@daily", "jobTemplate": {"spec": spec}}})
+    }
+
+    fn run(settings: &Settings, object: Value, old: Option<Value>) -> (Vec<String>, Vec<String>) {
+        let op = if old.is_some() { "UPDATE" } else { "CREATE" };
+        let request = crate::request::admission_request("u", op, &object, old.as_ref());
+        let review = crate::review::review_request(&request).unwrap().unwrap();
+        let v = Gang::check(settings, &review, &MemoryCluster::default());
+        (v.violations.iter().map(|x| x.to_string()).collect(), v.warning_messages())
+    }
+
+    fn violations(object: Value, old: Option<Value>) -> Vec<String> {
+        run(&Settings::default(), object, old).0
+    }
+
+    fn scheduling(parallelism: i32, scheduling: Value) -> Value {
+        json!({"parallelism": parallelism, "scheduling": scheduling, "template": {"spec": {"containers": [{"name": "c"}]}}})
+    }
+
+    #[test]
+    fn a_job_without_scheduling_or_with_a_defaulted_policy_passes() {
+        assert_eq!(violations(job(json!({"parallelism": 4})), None), Vec::<String>::new());
+        assert_eq!(violations(job(scheduling(4, json!({}))), None), Vec::<String>::new());
+        assert_eq!(
+            violations(job(scheduling(4, json!({"schedulingPolicy": {"gang": {}}}))), None),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn the_union_and_min_count_at_the_job_paths() {
+        assert_eq!(
+            violations(job(scheduling(4, json!({"schedulingPolicy": {}}))), None),
+            [
+                "spec.scheduling.schedulingPolicy: Invalid value: \"\": must specify one of: `basic`, `gang` [gang.policy-union]"
+            ]
+        );
+        // minCount is optional: 0 is a value of its own, not "Required".
+        assert_eq!(
+            violations(cron_job(scheduling(4, json!({"schedulingPolicy": {"gang": {"minCount": 0}}}))), None),
+            [
+                "spec.jobTemplate.spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 0: must be greater than or equal to 1 [gang.min-count]"
+            ]
+        );
+        assert_eq!(
+            violations(job(scheduling(4, json!({"schedulingPolicy": {"gang": {"minCount": 8}}}))), None),
+            [
+                "spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 8: must be less than or equal to spec.parallelism (4) [gang.job-parallelism]"
+            ]
+        );
+        // parallelism defaults to 1.
+        assert_eq!(
+            violations(job(json!({"scheduling": {"schedulingPolicy": {"gang": {"minCount": 2}}}})), None),
+            [
+                "spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 2: must be less than or equal to spec.parallelism (1) [gang.job-parallelism]"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_gang_fits_the_completions() {
+        let mut spec = scheduling(4, json!({"schedulingPolicy": {"gang": {}}}));
+        spec["completions"] = json!(2);
+        assert_eq!(
+            violations(job(spec.clone()), None),
+            [
+                "spec.parallelism: Invalid value: 4: must be less than or equal to spec.completions (2) (schedulingPolicy.gang.minCount is left out, so the gang's size is the Job's parallelism): the Job controller never runs more Pods at once than it has completions to go, so a larger gang never gets all its Pods and stays Pending [gang.job-completions]"
+            ]
+        );
+        spec["scheduling"]["schedulingPolicy"]["gang"]["minCount"] = json!(2);
+        assert_eq!(violations(job(spec.clone()), None), Vec::<String>::new());
+        spec["completions"] = json!(0);
+        spec["scheduling"]["schedulingPolicy"]["gang"]["minCount"] = json!(3);
+        assert_eq!(violations(job(spec), None), Vec::<String>::new(), "a Job of no completions runs no Pods at all");
+    }
+
+    #[test]
+    fn the_cap_counts_parallelism_when_min_count_is_left_out() {
+        let settings = Settings { max_min_count: Some(16), ..Settings::default() };
+        let (violations, _) = run(&settings, job(scheduling(64, json!({"schedulingPolicy": {"gang": {}}}))), None);
+        assert_eq!(
+            violations,
+            [
+                "spec.parallelism: Invalid value: 64: must be less than or equal to 16 (settings.maxMinCount): with schedulingPolicy.gang.minCount left out, the gang's size is the Job's parallelism [gang.max-min-count]"
+            ]
+        );
+        let basic = job(scheduling(64, json!({"schedulingPolicy": {"basic": {}}})));
+        assert_eq!(run(&settings, basic, None).0, Vec::<String>::new());
+    }
+
+    #[test]
+    fn all_needs_a_gang_even_when_the_policy_is_left_out() {
+        assert_eq!(
+            violations(job(scheduling(4, json!({"disruptionMode": {"all": {}}}))), None),
+            [
+                "spec.scheduling.disruptionMode: Invalid value: {\"all\":{}}: schedulingPolicy is left out, so the Job controller makes a basic one, which schedules pods one by one, so the group cannot be disrupted as a whole (use a gang policy or disruptionMode {\"single\": {}}) [gang.disruption-mode-basic]"
+            ]
+        );
+    }
+
+    #[test]
+    fn updates_keep_the_scheduling_and_its_variant() {
+        let gang = |n: i32| job(scheduling(8, json!({"schedulingPolicy": {"gang": {"minCount": n}}})));
+        assert_eq!(violations(gang(6), Some(gang(4))), Vec::<String>::new(), "minCount may change");
+        assert_eq!(
+            violations(job(scheduling(8, json!({"schedulingPolicy": {"basic": {}}}))), Some(gang(4))),
+            [
+                "spec.scheduling.schedulingPolicy.basic: Forbidden: field is immutable [gang.policy-immutable]",
+                "spec.scheduling.schedulingPolicy.gang: Forbidden: field cannot be cleared once set [gang.policy-immutable]"
+            ]
+        );
+        assert_eq!(
+            violations(gang(4), Some(job(json!({"parallelism": 8})))),
+            ["spec.scheduling: Forbidden: field cannot be set once created [gang.policy-immutable]"]
+        );
+        assert_eq!(
+            violations(job(scheduling(8, json!({}))), Some(gang(4))),
+            ["spec.scheduling.schedulingPolicy: Forbidden: field cannot be cleared once set [gang.policy-immutable]"]
+        );
+        let single = job(scheduling(
+            8,
+            json!({"schedulingPolicy": {"gang": {"minCount": 4}}, "disruptionMode": {"single": {}}}),
+        ));
+        assert_eq!(
+            violations(single, Some(gang(4))),
+            ["spec.scheduling.disruptionMode: Forbidden: field is immutable [gang.disruption-mode]"]
+        );
+        // A CronJob's template shapes only the Jobs to come.
+        let cron = |policy: Value| cron_job(scheduling(8, json!({"schedulingPolicy": policy})));
+        assert_eq!(violations(cron(json!({"basic": {}})), Some(cron(json!({"gang": {}})))), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_parent_that_makes_the_workload_is_named() {
+        let mut owned = job(scheduling(4, json!({"schedulingPolicy": {"gang": {}}})));
+        owned["metadata"]["ownerReferences"] = json!([{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "name": "train", "uid": "1", "controller": true}]);
+        let (violations, warnings) = run(&Settings::default(), owned.clone(), None);
+        assert!(violations.is_empty());
+        assert_eq!(
+            warnings,
+            [
+                "spec.scheduling: is not what schedules this Job: it is owned by JobSet \"train\", which makes both the Workload and the PodGroup of its Jobs (this Job has no scheduling.k8s.io/group-template-name annotation), so the Job controller makes no Workload from spec.scheduling; set the gang on the JobSet instead [gang.job-parent]"
+            ]
+        );
+        owned["metadata"]["annotations"] = json!({"scheduling.k8s.io/group-template-name": "workers"});
+        let (_, warnings) = run(&Settings::default(), owned.clone(), None);
+        assert!(
+            warnings[0].contains(
+                "the Job controller makes this Job's PodGroup from the JobSet Workload's template \"workers\""
+            ),
+            "{warnings:?}"
+        );
+        // Not on update, and not without spec.scheduling.
+        assert!(run(&Settings::default(), owned.clone(), Some(owned.clone())).1.is_empty());
+        owned["spec"].as_object_mut().unwrap().remove("scheduling");
+        assert!(run(&Settings::default(), owned, None).1.is_empty());
+    }
+}
