@@ -80,10 +80,10 @@ e2e-kwctl: policies
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin kwctl-cases -- export $(CARGO_TARGET_DIR)/kwctl-cases
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin kwctl-cases -- run $(CARGO_TARGET_DIR)/kwctl-cases
 
-# Refresh the vendored corpus from the project's shared folder. kubernetes-1.37/ is kept
-# here (it is not in the shared folder), like expectations.yaml.
+# Refresh the vendored corpus from the project's shared folder. kubernetes-1.37/ and
+# controller-made/ are kept here (they are not in the shared folder), like expectations.yaml.
 sync-corpus:
-	rsync -a --delete --exclude expectations.yaml --exclude /kubernetes-1.37/ ../shared/corpus/ e2e-tests/corpus/
+	rsync -a --delete --exclude expectations.yaml --exclude /kubernetes-1.37/ --exclude /controller-made/ ../shared/corpus/ e2e-tests/corpus/
 
 clean:
 	$(CARGO) clean
