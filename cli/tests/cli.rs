@@ -75,9 +75,11 @@ fn examples_are_reported_at_their_lines() {
             "examples/manifests/drifted.yaml:18:9: error: PodGroup ml/train-workers-retry: spec.schedulingConstraints.topology[0].key: Invalid value: \"topology.kubernetes.io/zon\": no node carries the label \"topology.kubernetes.io/zon\" (checked 4 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
             "examples/manifests/drifted.yaml:28:5: warning: Pod ml/eval-0: spec.schedulingGroup.podGroupName: PodGroup \"eval\" does not exist in namespace \"ml\" yet; the Pod stays Pending until it is created [gang.pod-group-exists]",
             "examples/manifests/drifted.yaml:28:5: warning: Pod ml/eval-0: spec.schedulingGroup.podGroupName: PodGroup \"eval\" does not exist in namespace \"ml\" yet, so this Pod's resourceClaims could not be compared with the group's claims (a Pod shares a group claim only through an identical entry) [claims.pod-claim-match]",
+            "examples/manifests/jobs.yaml:15:9: error: Job ml/finetune: spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 8: must be less than or equal to spec.parallelism (4) [gang.job-parallelism]",
+            "examples/manifests/jobs.yaml:35:11: error: Job ml/eval: spec.scheduling.schedulingConstraints.topology[0].key: Invalid value: \"topology.kubernetes.io/zome\": no node carries the label \"topology.kubernetes.io/zome\" (checked 4 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
             "examples/manifests/pytorchjob.yaml:12:7: error: PyTorchJob ml/resnet: spec.runPolicy.schedulingPolicy.minAvailable: Invalid value: 8: must be less than or equal to the job's total replicas (Master 1 + Worker 3 = 4) [gang.min-available]",
             "examples/manifests/pytorchjob.yaml:24:7: error: PyTorchJob ml/resnet: spec.pytorchReplicaSpecs[Worker].restartPolicy: Unsupported value: \"OnFaliure\": supported values: \"Always\", \"OnFailure\", \"Never\", \"ExitCode\" [run-policy.restart-policy]",
-            "7 documents checked in 16 files: 5 accepted, 2 rejected, 2 warnings; 16 documents skipped (no rule set guards them)",
+            "9 documents checked in 18 files: 5 accepted, 4 rejected, 2 warnings; 17 documents skipped (no rule set guards them)",
         ]
     );
     assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");
@@ -234,7 +236,7 @@ fn json_output_has_the_report_fields() {
     }
     assert_eq!(
         report["summary"],
-        json!({"documents": 11, "checked": 7, "accepted": 5, "rejected": 2, "warnings": 2, "mutated": 0, "skipped": 4, "unserved": 0})
+        json!({"documents": 13, "checked": 9, "accepted": 5, "rejected": 4, "warnings": 2, "mutated": 0, "skipped": 4, "unserved": 0})
     );
     for doc in report["documents"].as_array().expect("documents") {
         for field in
@@ -280,7 +282,7 @@ fn sarif_output_meets_the_schema_requirements() {
     let rules = driver["rules"].as_array().expect("rules");
     assert!(rules.iter().all(|r| r["id"].is_string() && r["shortDescription"]["text"].is_string()));
     let results = runs[0]["results"].as_array().expect("results");
-    assert_eq!(results.len(), 6);
+    assert_eq!(results.len(), 8);
     for r in results {
         assert!(r["message"]["text"].is_string(), "{r}");
         let index = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
@@ -306,12 +308,12 @@ fn junit_output_is_xml_with_a_failure_per_rejection() {
     assert_eq!(root.tag_name().name(), "testsuites");
     let suite = root.children().find(|n| n.has_tag_name("testsuite")).expect("testsuite");
     let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
-    // 7 documents x 4 rule sets, and the 4 Nodes skipped.
-    assert_eq!(cases.len(), 32);
-    assert_eq!(suite.attribute("tests"), Some("32"));
+    // 9 documents x 4 rule sets, and the 4 Nodes skipped.
+    assert_eq!(cases.len(), 40);
+    assert_eq!(suite.attribute("tests"), Some("40"));
     let failures: Vec<_> = cases.iter().filter_map(|c| c.children().find(|n| n.has_tag_name("failure"))).collect();
-    assert_eq!(failures.len(), 4);
-    assert_eq!(suite.attribute("failures"), Some("4"));
+    assert_eq!(failures.len(), 6);
+    assert_eq!(suite.attribute("failures"), Some("6"));
     assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 4);
     let restart = cases
         .iter()

@@ -37,12 +37,12 @@ pub struct FileExpectation {
 }
 
 /// The cluster a corpus folder was written for: `kubernetes/` holds Kubernetes 1.36
-/// manifests (`scheduling.k8s.io/v1alpha2`), `kubernetes-1.37/` Kubernetes 1.37 ones
-/// (`v1beta1` and `v1alpha3`). Other folders need no scheduling versions.
+/// manifests (`scheduling.k8s.io/v1alpha2`), `kubernetes-1.37/` and `controller-made/`
+/// Kubernetes 1.37 ones (`v1beta1` and `v1alpha3`). Other folders need no scheduling versions.
 fn served_api_versions(rel: &str) -> Option<Vec<String>> {
     let versions: &[&str] = if rel.starts_with("kubernetes/") {
         &["scheduling.k8s.io/v1alpha2"]
-    } else if rel.starts_with("kubernetes-1.37/") {
+    } else if rel.starts_with("kubernetes-1.37/") || rel.starts_with("controller-made/") {
         &["scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha3"]
     } else {
         return None;

@@ -86,6 +86,21 @@ pub fn everyday_pod_group() -> Value {
     }))
 }
 
+/// A Kubernetes 1.37 Job asking for a gang of its 4 Pods, kept on one rack, sharing a claim
+/// its Pod template carries unchanged.
+pub fn everyday_gang_job() -> Value {
+    let mut trainer = container("pytorch");
+    trainer["resources"]["claims"] = json!([{"name": "gpus"}]);
+    json!({"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": "finetune", "namespace": "ml", "labels": labels()},
+           "spec": {"parallelism": 4, "completions": 4, "completionMode": "Indexed",
+                    "scheduling": {"schedulingPolicy": {"gang": {"minCount": 4}},
+                                   "schedulingConstraints": {"topology": [{"key": "topology.example.com/rack"}]},
+                                   "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "eight-gpus"}]},
+                    "template": {"spec": {"restartPolicy": "Never", "containers": [trainer],
+                                          "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "eight-gpus"}]}}}})
+}
+
 /// A PyTorchJob with a Master and 2 Workers.
 pub fn everyday_pytorch_job() -> Value {
     pytorch_job(json!({"Master": replica(1), "Worker": replica(2)}))
@@ -141,6 +156,7 @@ pub fn node(i: usize, full: bool) -> Value {
 pub fn request_scenarios() -> Vec<Scenario> {
     let pg = everyday_pod_group();
     let job = everyday_pytorch_job();
+    let gang_job = everyday_gang_job();
     let nodes = MemoryCluster::new(everyday_nodes());
     let scenario = |name: &str, policy: &'static str, object: &Value| Scenario {
         name: name.to_string(),
@@ -162,6 +178,9 @@ pub fn request_scenarios() -> Vec<Scenario> {
         scenario("gang, PyTorchJob", "gang", &job),
         scenario("bundle, PodGroup", "bundle", &pg),
         scenario("bundle, PyTorchJob", "bundle", &job),
+        scenario("gang, Job (gang of 4)", "gang", &gang_job),
+        scenario("claims, Job (gang of 4)", "claims", &gang_job),
+        scenario("bundle, Job (gang of 4)", "bundle", &gang_job),
     ]
 }
 
@@ -214,6 +233,12 @@ pub fn large_objects() -> Vec<(String, Value)> {
     }
     let mut deep = everyday_pod_group();
     deep["spec"]["schedulingPolicy"]["gang"]["unknownField"] = nested;
+    // A Job whose Pod template carries 3 MiB of environment, as generated configuration does.
+    let mut big_template = everyday_gang_job();
+    big_template["spec"]["template"]["spec"]["containers"][0]["env"] = (0..HUGE_BYTES / 100)
+        .map(|i| json!({"name": format!("SETTING_{i:06}"), "value": format!("{:070}", i)}))
+        .collect::<Vec<_>>()
+        .into();
     vec![
         ("Workload, 10,000 podGroupTemplates".into(), workload(Value::Array(templates))),
         (
@@ -259,6 +284,7 @@ pub fn large_objects() -> Vec<(String, Value)> {
         ("PodGroup, one 3 MiB annotation".into(), big_annotation),
         ("Pod, 3 MiB of labels".into(), many_labels),
         ("PodGroup, JSON nested 100 deep".into(), deep),
+        ("Job, 3 MiB Pod template".into(), big_template),
     ]
 }
 
@@ -346,6 +372,7 @@ fn splice(bytes: &[u8], from: &str, to: &[u8]) -> Vec<u8> {
 pub fn hostile_payloads() -> Vec<Hostile> {
     let pg = everyday_pod_group();
     let job = everyday_pytorch_job();
+    let gang_job = everyday_gang_job();
     let create = |object: &Value| validate_payload("CREATE", object, None, &json!({}));
     let with_min_count = |raw: &str| splice(&create(&pg), "\"minCount\":4", format!("\"minCount\":{raw}").as_bytes());
     let mut request = admission_request("bench", "CREATE", &pg, None);
@@ -364,6 +391,16 @@ pub fn hostile_payloads() -> Vec<Hostile> {
         Hostile {
             name: "replicas a float",
             payload: splice(&create(&job), "\"replicas\":2", b"\"replicas\":2.5"),
+            answer: Answer::BadRequest,
+        },
+        Hostile {
+            name: "Job parallelism past int32",
+            payload: splice(&create(&gang_job), "\"parallelism\":4", b"\"parallelism\":4294967296"),
+            answer: Answer::BadRequest,
+        },
+        Hostile {
+            name: "Job gang minCount a string",
+            payload: splice(&create(&gang_job), "\"minCount\":4", b"\"minCount\":\"4\""),
             answer: Answer::BadRequest,
         },
         // Duplicate keys (the apiserver never sends them; what matters is a clean answer). In
