@@ -19,6 +19,9 @@ type HostResult = Result<Vec<u8>, Box<dyn std::error::Error + Send + Sync>>;
 struct Metadata {
     #[serde(default)]
     context_aware_resources: Vec<ContextAwareResource>,
+    /// `namespace/operation` patterns; absent means none, as policy-server reads it.
+    #[serde(default)]
+    host_capabilities: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
@@ -33,7 +36,27 @@ pub struct Policy {
     pub name: String,
     pub wasm: PathBuf,
     pre: WasmtimeEngineProviderPre,
-    allowed: BTreeSet<(String, String)>,
+    allowed: Allowed,
+}
+
+/// What the policy's `metadata.yml` lets it reach, as policy-server enforces it.
+#[derive(Clone, Debug)]
+struct Allowed {
+    /// `contextAwareResources`: (apiVersion, kind).
+    resources: BTreeSet<(String, String)>,
+    /// `hostCapabilities` patterns.
+    capabilities: Vec<String>,
+}
+
+impl Allowed {
+    /// policy-evaluator's pattern match: `*`, `namespace/*`, `namespace/v1/*` or the exact
+    /// `namespace/operation`.
+    fn capability(&self, path: &str) -> bool {
+        self.capabilities.iter().any(|c| match c.strip_suffix('*') {
+            Some(prefix) => path.starts_with(prefix),
+            None => c == path,
+        })
+    }
 }
 
 /// One host call the policy made, as kwctl records it.
@@ -41,7 +64,8 @@ pub struct Policy {
 pub struct HostCall {
     pub operation: String,
     pub request: Value,
-    /// The payload answered, or the error message.
+    /// The payload answered, or the error as the Kubernetes client gave it (which kwctl
+    /// records, and policy-server wraps: see [`callback_failure`]).
     pub response: Result<Value, String>,
 }
 
@@ -76,7 +100,10 @@ impl Policy {
             .module_bytes(&bytes)
             .build_pre()
             .map_err(|e| format!("cannot compile {}: {e}", wasm.display()))?;
-        let allowed = metadata.context_aware_resources.into_iter().map(|r| (r.api_version, r.kind)).collect();
+        let allowed = Allowed {
+            resources: metadata.context_aware_resources.into_iter().map(|r| (r.api_version, r.kind)).collect(),
+            capabilities: metadata.host_capabilities,
+        };
         Ok(Policy { name: name.to_string(), wasm, pre, allowed })
     }
 
@@ -198,7 +225,7 @@ fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {
 
 /// Answers one host call the way policy-server does.
 fn answer_host_call(
-    allowed: &BTreeSet<(String, String)>,
+    allowed: &Allowed,
     cluster: &MemoryCluster,
     calls: &Mutex<Vec<HostCall>>,
     binding: &str,
@@ -209,32 +236,55 @@ fn answer_host_call(
     if (binding, namespace, op) == ("kubewarden", "tracing", "log") {
         return Ok(Vec::new());
     }
-    if (binding, namespace) != ("kubewarden", "kubernetes") {
-        return Err(format!("unknown operation: {namespace}/{op}").into());
+    if binding != "kubewarden" {
+        return Err(format!("unknown binding: {binding}").into());
+    }
+    let capability = format!("{namespace}/{op}");
+    if !allowed.capability(&capability) {
+        return Err(format!(
+            "Policy has not been granted access to the '{capability}' host capability. The violation has been reported."
+        )
+        .into());
+    }
+    if namespace != "kubernetes" {
+        return Err(format!("unknown operation: {op}").into());
     }
     let request: Value = serde_json::from_slice(payload)?;
-    let response = kubernetes_call(allowed, cluster, op, &request);
+    let (api_version, kind) = (str_field(&request, "api_version"), str_field(&request, "kind"));
+    if !allowed.resources.contains(&(api_version.to_string(), kind.to_string())) {
+        return Err(format!(
+            "Policy has not been granted access to Kubernetes {api_version}/{kind} resources. The violation has been reported."
+        )
+        .into());
+    }
+    let response = kubernetes_call(cluster, op, &request);
     if let Ok(mut calls) = calls.lock() {
         calls.push(HostCall { operation: op.to_string(), request, response: response.clone() });
     }
     match response {
         Ok(v) => Ok(serde_json::to_vec(&v)?),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(callback_failure(&e, backtraces_on()).into()),
     }
 }
 
-fn kubernetes_call(
-    allowed: &BTreeSet<(String, String)>,
-    cluster: &MemoryCluster,
-    op: &str,
-    req: &Value,
-) -> Result<Value, String> {
+/// How policy-server (and kwctl, replaying a session) words a lookup the Kubernetes client
+/// failed: the client's error in `anyhow`'s debug form, which ends in a stack backtrace when
+/// the environment asks for one (`RUST_BACKTRACE=1` is common in containers).
+pub fn callback_failure(error: &str, backtrace: bool) -> String {
+    let trace = if backtrace { "\n\nStack backtrace:\n   0: <unknown>\n   1: start_thread" } else { "" };
+    format!("Callback evaluation failure: {error}{trace}")
+}
+
+/// Whether a Rust host in this environment captures backtraces (`anyhow`'s rule:
+/// `RUST_LIB_BACKTRACE`, else `RUST_BACKTRACE`, anything but `0` meaning yes).
+pub fn backtraces_on() -> bool {
+    let var = std::env::var("RUST_LIB_BACKTRACE").or_else(|_| std::env::var("RUST_BACKTRACE"));
+    var.is_ok_and(|v| v != "0")
+}
+
+/// A `kubernetes` host call answered from the cluster, or the Kubernetes client's error.
+fn kubernetes_call(cluster: &MemoryCluster, op: &str, req: &Value) -> Result<Value, String> {
     let (api_version, kind) = (str_field(req, "api_version"), str_field(req, "kind"));
-    if !allowed.contains(&(api_version.to_string(), kind.to_string())) {
-        return Err(format!(
-            "Policy has not been granted access to Kubernetes {api_version}/{kind} resources. The violation has been reported."
-        ));
-    }
     let masks: Vec<String> =
         req["field_masks"].as_array().into_iter().flatten().filter_map(|m| m.as_str().map(String::from)).collect();
     let masks: Vec<&str> = masks.iter().map(String::as_str).collect();
@@ -255,7 +305,7 @@ fn kubernetes_call(
             let items = cluster.list_objects(&query).map_err(host_error)?;
             Ok(gangwarden_core::cluster::list_answer(&query, items))
         }
-        other => Err(format!("unknown operation: kubernetes/{other}")),
+        other => Err(format!("unknown operation: {other}")),
     }
 }
 
@@ -298,5 +348,22 @@ mod tests {
                 .map(|p| serde_json::from_slice::<Value>(&p).unwrap()["settings"].clone()),
             Ok(json!({}))
         );
+    }
+
+    #[test]
+    fn capabilities_match_as_policy_evaluator_matches_them() {
+        let allowed = Allowed {
+            resources: BTreeSet::new(),
+            capabilities: vec!["kubernetes/get_resource".into(), "oci/v1/*".into()],
+        };
+        assert!(allowed.capability("kubernetes/get_resource"));
+        assert!(!allowed.capability("kubernetes/list_resources_all"));
+        assert!(allowed.capability("oci/v1/manifest_digest") && !allowed.capability("oci/v2/verify"));
+        let everything = Allowed { resources: BTreeSet::new(), capabilities: vec!["*".into()] };
+        assert!(everything.capability("net/v1/dns_lookup_host"));
+        let none = Allowed { resources: BTreeSet::new(), capabilities: Vec::new() };
+        assert!(!none.capability("kubernetes/get_resource"));
+        assert_eq!(callback_failure("timeout", false), "Callback evaluation failure: timeout");
+        assert!(callback_failure("timeout", true).starts_with("Callback evaluation failure: timeout\n\nStack backtrace:"));
     }
 }
