@@ -2,7 +2,8 @@
 #
 #   make demo    build the policies and evaluate the requests in examples/
 #   make test    fmt check, clippy, unit tests, wasm build, e2e cases, CI benchmark bars,
-#                playground browser tests
+#                playground browser tests, and (when they are found) the cases through the
+#                real kwctl and policy-server
 #
 # The toolchain (stable, the wasm targets, rustfmt and clippy) comes from rust-toolchain.toml:
 # rustup installs what is missing on first use.
@@ -20,7 +21,14 @@ claims_CRATE := gangwarden-claims-policy
 run-policy_CRATE := gangwarden-run-policy-policy
 topology_CRATE := gangwarden-topology-policy
 
-.PHONY: all policies demo test fmt-check lint unit e2e e2e-kwctl clean sync-corpus bench bench-check baseline-policy fuzz
+.PHONY: all policies demo test fmt-check lint unit e2e e2e-kwctl e2e-kwctl-if-found clean sync-corpus bench bench-check baseline-policy fuzz
+
+# The real Kubewarden tools (1.35): on PATH, or named here, e.g.
+# `make test KWCTL=/opt/kubewarden/kwctl POLICY_SERVER=/opt/kubewarden/policy-server`.
+# Tests that need one run when it is found and say so when it is not.
+KWCTL ?= $(shell command -v kwctl 2>/dev/null)
+POLICY_SERVER ?= $(shell command -v policy-server 2>/dev/null)
+export KWCTL POLICY_SERVER
 
 all: policies
 
@@ -70,15 +78,20 @@ unit:
 e2e: policies
 	$(CARGO) test --locked -p gangwarden-e2e-tests
 
-test: fmt-check lint unit e2e bench-check playground-test
+test: fmt-check lint unit e2e bench-check playground-test e2e-kwctl-if-found
 
-# The same cases through kwctl, when it is installed: requests, settings and replay
-# sessions are exported from the case files, then checked against kwctl's answers.
+# The same cases through kwctl: requests, settings and replay sessions are exported from the
+# case files, each module is annotated (a kwctl warning fails) and run with exactly the
+# host capabilities its metadata.yml declares, and kwctl's answers are checked.
 e2e-kwctl: policies
-	@command -v kwctl >/dev/null || { echo "kwctl is not on PATH"; exit 1; }
+	@test -n "$(KWCTL)" || { echo "kwctl not found: put it on PATH or set KWCTL"; exit 1; }
 	rm -rf $(CARGO_TARGET_DIR)/kwctl-cases
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin kwctl-cases -- export $(CARGO_TARGET_DIR)/kwctl-cases
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin kwctl-cases -- run $(CARGO_TARGET_DIR)/kwctl-cases
+
+e2e-kwctl-if-found:
+	@if [ -n "$(KWCTL)" ]; then $(MAKE) --no-print-directory e2e-kwctl; \
+	else echo "skipped: e2e-kwctl (kwctl not found: put it on PATH or set KWCTL=/path/to/kwctl)"; fi
 
 # Refresh the vendored corpus from the project's shared folder. kubernetes-1.37/ and
 # controller-made/ are kept here (they are not in the shared folder), like expectations.yaml.
@@ -150,9 +163,15 @@ ANNOTATED_DIRS := . $(POLICY_DIRS)
 packaging: policies
 	$(CARGO) run --locked -p gangwarden-e2e-tests --bin packaging
 
+# A warning from kwctl (a host capability used but not declared, or declared but unused)
+# fails the target.
 annotate: policies
-	@command -v kwctl >/dev/null || { echo "kwctl is not on PATH"; exit 1; }
-	for d in $(ANNOTATED_DIRS); do kwctl annotate -m $$d/metadata.yml -u $$d/README.md -o $$d/annotated-policy.wasm $$d/policy.wasm || exit 1; done
+	@test -n "$(KWCTL)" || { echo "kwctl not found: put it on PATH or set KWCTL"; exit 1; }
+	@for d in $(ANNOTATED_DIRS); do \
+	  echo "$(KWCTL) annotate $$d/policy.wasm"; \
+	  out=$$($(KWCTL) annotate -m $$d/metadata.yml -u $$d/README.md -o $$d/annotated-policy.wasm $$d/policy.wasm 2>&1) || { echo "$$out"; exit 1; }; \
+	  if echo "$$out" | grep -q WARN; then echo "$$out"; echo "kwctl warned about $$d: fix its metadata.yml hostCapabilities or what the module calls"; exit 1; fi; \
+	done
 
 publish: annotate
 	@test -n "$(REGISTRY)" || { echo "usage: make publish REGISTRY=ghcr.io/<owner>/policies"; exit 1; }
@@ -161,7 +180,7 @@ publish: annotate
 	  version=$$(sed -n 's/^  io.kubewarden.policy.version: *//p' $$d/metadata.yml); \
 	  ref="registry://$(REGISTRY)/$${oci##*/}:v$$version"; \
 	  echo "kwctl push $$d/annotated-policy.wasm $$ref"; \
-	  kwctl push $$d/annotated-policy.wasm "$$ref" || exit 1; \
+	  $(KWCTL) push $$d/annotated-policy.wasm "$$ref" || exit 1; \
 	done
 
 # --- gangwarden CLI (cli/) and the manifest engine (manifests/) ---

@@ -1,8 +1,10 @@
 //! `make e2e-kwctl`: the e2e cases through `kwctl run`, for machines that have kwctl.
 //!
 //! `kwctl-cases export DIR` writes every case as kwctl takes it (see `gangwarden_e2e_tests::kwctl`);
-//! `kwctl-cases run DIR` annotates each policy, runs kwctl on every exported case and checks
-//! kwctl's answer against the case's expectations.
+//! `kwctl-cases run DIR` annotates each policy (failing on any warning `kwctl annotate` prints,
+//! such as a host capability used but not declared), runs kwctl on every exported case with
+//! exactly the host capabilities the policy's `metadata.yml` declares, and checks kwctl's
+//! answer against the case's expectations. kwctl is `$KWCTL`, or `kwctl` on PATH.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -12,16 +14,31 @@ use gangwarden_e2e_tests::kwctl::{KwctlOutput, export, judge};
 use gangwarden_e2e_tests::{POLICIES, repo_root};
 use serde_json::Value;
 
-fn run_case(annotated: &Path, context_aware: bool, case_dir: &Path) -> Result<(), String> {
+/// The kwctl binary to run.
+fn kwctl() -> Command {
+    Command::new(std::env::var_os("KWCTL").unwrap_or_else(|| "kwctl".into()))
+}
+
+/// What kwctl is told the policy may do, from its `metadata.yml`.
+struct Grants {
+    context_aware: bool,
+    /// `hostCapabilities`; absent means none (policy-server's reading, not kwctl's default).
+    capabilities: Vec<String>,
+}
+
+fn run_case(annotated: &Path, grants: &Grants, case_dir: &Path) -> Result<(), String> {
     let read = |f: &str| -> Result<Value, String> {
         serde_json::from_str(&std::fs::read_to_string(case_dir.join(f)).map_err(|e| format!("{f}: {e}"))?)
             .map_err(|e| format!("{f}: {e}"))
     };
     let expect: Expect = serde_json::from_value(read("expect.json")?).map_err(|e| e.to_string())?;
-    let mut cmd = Command::new("kwctl");
-    cmd.arg("run").arg("--request-path").arg(case_dir.join("request.json"));
+    let mut cmd = kwctl();
+    cmd.arg("run");
+    // The option takes any number of values, so the next option ends the list (none: none).
+    cmd.arg("--allowed-host-capabilities").args(&grants.capabilities);
+    cmd.arg("--request-path").arg(case_dir.join("request.json"));
     cmd.arg("--settings-path").arg(case_dir.join("settings.json"));
-    if context_aware {
+    if grants.context_aware {
         cmd.arg("--allow-context-aware")
             .arg("--replay-host-capabilities-interactions")
             .arg(case_dir.join("session.yml"));
@@ -41,7 +58,7 @@ fn run(out: &Path) -> Result<(), String> {
     for (name, dir) in POLICIES {
         let dir = root.join(dir);
         let annotated = out.join(name).join("annotated-policy.wasm");
-        let status = Command::new("kwctl")
+        let output = kwctl()
             .arg("annotate")
             .arg("-m")
             .arg(dir.join("metadata.yml"))
@@ -50,13 +67,23 @@ fn run(out: &Path) -> Result<(), String> {
             .arg("-o")
             .arg(&annotated)
             .arg(dir.join("policy.wasm"))
-            .status()
+            .output()
             .map_err(|e| format!("cannot run kwctl: {e}"))?;
-        if !status.success() {
-            return Err(format!("kwctl annotate failed for {name}"));
+        let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        if !output.status.success() || said.contains("WARN") {
+            return Err(format!("kwctl annotate {name}: {said}"));
         }
-        let metadata = std::fs::read_to_string(dir.join("metadata.yml")).map_err(|e| e.to_string())?;
-        let context_aware = metadata.contains("contextAwareResources:");
+        let metadata: Value = serde_norway::from_str(&std::fs::read_to_string(dir.join("metadata.yml")).map_err(|e| e.to_string())?)
+            .map_err(|e| format!("{name} metadata.yml: {e}"))?;
+        let grants = Grants {
+            context_aware: metadata["contextAwareResources"].as_array().is_some_and(|r| !r.is_empty()),
+            capabilities: metadata["hostCapabilities"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.as_str().map(String::from))
+                .collect(),
+        };
         let mut case_dirs: Vec<PathBuf> = std::fs::read_dir(out.join(name))
             .map_err(|e| e.to_string())?
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -65,7 +92,7 @@ fn run(out: &Path) -> Result<(), String> {
         case_dirs.sort();
         for case_dir in case_dirs {
             let label = format!("{name}::{}", case_dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
-            match run_case(&annotated, context_aware, &case_dir) {
+            match run_case(&annotated, &grants, &case_dir) {
                 Ok(()) => passed += 1,
                 Err(e) => {
                     failed += 1;
