@@ -5,6 +5,7 @@
 //! shaped as policy-server shapes them, and refuses calls for resources the policy's
 //! `metadata.yml` does not declare in `contextAwareResources`.
 
+pub mod apiserver;
 pub mod case;
 pub mod corpus;
 pub mod host;
