@@ -78,7 +78,7 @@ unit:
 e2e: policies
 	$(CARGO) test --locked -p gangwarden-e2e-tests
 
-test: fmt-check lint unit e2e bench-check playground-test e2e-kwctl-if-found
+test: fmt-check lint unit e2e bench-check playground-test e2e-kwctl-if-found e2e-policy-server
 
 # The same cases through kwctl: requests, settings and replay sessions are exported from the
 # case files, each module is annotated (a kwctl warning fails) and run with exactly the
@@ -92,6 +92,13 @@ e2e-kwctl: policies
 e2e-kwctl-if-found:
 	@if [ -n "$(KWCTL)" ]; then $(MAKE) --no-print-directory e2e-kwctl; \
 	else echo "skipped: e2e-kwctl (kwctl not found: put it on PATH or set KWCTL=/path/to/kwctl)"; fi
+
+# A spread of the cases through the real policy-server, behind a fake Kubernetes API server
+# that serves the cases' objects (needs policy-server and kwctl, which annotates the modules;
+# without either it says it skipped and succeeds).
+.PHONY: e2e-policy-server
+e2e-policy-server: policies
+	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin policy-server-cases -- run
 
 # Refresh the vendored corpus from the project's shared folder. kubernetes-1.37/ and
 # controller-made/ are kept here (they are not in the shared folder), like expectations.yaml.
@@ -119,8 +126,9 @@ BENCH_PROFILE ?= bench-host
 BENCH_BIN := $(CARGO_TARGET_DIR)/$(if $(filter dev,$(BENCH_PROFILE)),debug,$(BENCH_PROFILE))/bench
 bench: policies baseline-policy
 	$(CARGO) bench --locked -p gangwarden-core --bench native -- --warm-up-time 1 --measurement-time 3
-	$(CARGO) build --locked --profile $(BENCH_PROFILE) -p gangwarden-e2e-tests --bin bench
+	$(CARGO) build --locked --profile $(BENCH_PROFILE) -p gangwarden-e2e-tests --bin bench --bin policy-server-bench
 	$(BENCH_BIN) --runs $(BENCH_RUNS) --write BENCHMARKS.md
+	$(dir $(BENCH_BIN))policy-server-bench --write BENCHMARKS.md
 
 # The same in a minute or two, failing on the CI bars (looser than the targets, so noise
 # never fails a run but a regression does); part of `make test`. It runs on the e2e tests'

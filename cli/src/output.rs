@@ -55,7 +55,15 @@ impl Style {
 }
 
 fn object_label(doc: &DocumentReport) -> String {
-    format!("{} {}/{}", doc.kind, doc.namespace, doc.name)
+    label(&doc.kind, &doc.namespace, &doc.name)
+}
+
+/// `PodGroup ml/train`; a cluster-scoped object has no namespace: `ClusterTrainingRuntime torch`.
+fn label(kind: &str, namespace: &str, name: &str) -> String {
+    match namespace {
+        "" => format!("{kind} {name}"),
+        _ => format!("{kind} {namespace}/{name}"),
+    }
 }
 
 /// A document's findings, each once: the rule sets share a 400 for an object that does not
@@ -113,7 +121,7 @@ pub fn human(report: &Report, files: &[SourceFile], style: Style) -> String {
     }
     for doc in &report.unserved {
         let location = style.bold(&format!("{}:{}:{}:", doc.file, doc.line, doc.column));
-        let label = format!("{} {}/{}", doc.kind, doc.namespace, doc.name);
+        let label = label(&doc.kind, &doc.namespace, &doc.name);
         let _ = writeln!(
             out,
             "{location} {}: {label}: {} {}",

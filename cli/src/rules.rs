@@ -50,12 +50,17 @@ fn rules(only: &[RuleSetName]) -> Vec<Rule> {
         .collect()
 }
 
-/// `Workload, PodGroup, Kubeflow jobs` rather than eight names.
+/// `Workload, PodGroup, Kubeflow jobs` rather than eight names (the six jobs named once,
+/// where the first of them stands).
 fn kinds_text(kinds: &[&str]) -> String {
     let all_jobs = JOBS.iter().all(|j| kinds.contains(j));
-    let mut names: Vec<&str> = kinds.iter().copied().filter(|k| !(all_jobs && JOBS.contains(k))).collect();
-    if all_jobs {
-        names.push("Kubeflow jobs");
+    let mut names: Vec<&str> = Vec::with_capacity(kinds.len());
+    for k in kinds {
+        match (all_jobs && JOBS.contains(k), names.contains(&"Kubeflow jobs")) {
+            (false, _) => names.push(k),
+            (true, false) => names.push("Kubeflow jobs"),
+            (true, true) => {}
+        }
     }
     names.join(", ")
 }
@@ -147,6 +152,8 @@ mod tests {
         let mut with_jobs = vec!["Workload"];
         with_jobs.extend(JOBS);
         assert_eq!(kinds_text(&with_jobs), "Workload, Kubeflow jobs");
+        with_jobs.push("TrainJob");
+        assert_eq!(kinds_text(&with_jobs), "Workload, Kubeflow jobs, TrainJob");
         assert_eq!(kinds_text(&["MPIJob"]), "MPIJob");
     }
 

@@ -79,7 +79,10 @@ fn examples_are_reported_at_their_lines() {
             "examples/manifests/jobs.yaml:35:11: error: Job ml/eval: spec.scheduling.schedulingConstraints.topology[0].key: Invalid value: \"topology.kubernetes.io/zome\": no node carries the label \"topology.kubernetes.io/zome\" (checked 4 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
             "examples/manifests/pytorchjob.yaml:12:7: error: PyTorchJob ml/resnet: spec.runPolicy.schedulingPolicy.minAvailable: Invalid value: 8: must be less than or equal to the job's total replicas (Master 1 + Worker 3 = 4) [gang.min-available]",
             "examples/manifests/pytorchjob.yaml:24:7: error: PyTorchJob ml/resnet: spec.pytorchReplicaSpecs[Worker].restartPolicy: Unsupported value: \"OnFaliure\": supported values: \"Always\", \"OnFailure\", \"Never\", \"ExitCode\" [run-policy.restart-policy]",
-            "9 documents checked in 18 files: 5 accepted, 4 rejected, 2 warnings; 17 documents skipped (no rule set guards them)",
+            "examples/manifests/trainjob.yaml:14:3: error: ClusterTrainingRuntime torch-gang: spec.podGroupPolicy: Invalid value: \"{coscheduling, volcano}\": must specify exactly one of: `coscheduling`, `volcano` (with both, Trainer makes two PodGroups and the job can stay Pending, kubeflow/trainer#4060) [gang.pod-group-policy]",
+            "examples/manifests/trainjob.yaml:42:3: error: TrainJob ml/llama-finetune: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-gang\"}: ClusterTrainingRuntime \"torch-gang\" sets both coscheduling and volcano in spec.podGroupPolicy, so Trainer makes two PodGroups for the job and it can stay Pending (kubeflow/trainer#4060) [gang.pod-group-policy]",
+            "examples/manifests/trainjob.yaml:54:3: error: TrainJob ml/llama-eval: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-distributed\"}: clustertrainingruntimes.trainer.kubeflow.org \"torch-distributed\" not found: specified clusterTrainingRuntime must be created before the TrainJob is created [run-policy.runtime-exists]",
+            "12 documents checked in 20 files: 5 accepted, 7 rejected, 2 warnings; 18 documents skipped (no rule set guards them)",
         ]
     );
     assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");
@@ -88,10 +91,34 @@ fn examples_are_reported_at_their_lines() {
 #[test]
 fn the_readme_shows_the_real_output() {
     let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README");
-    let start = readme.find("$ gangwarden check examples/\n").expect("README shows `gangwarden check examples/`");
-    let block = &readme[start + "$ gangwarden check examples/\n".len()..];
-    let block = &block[..block.find("```").expect("end of the block")];
-    assert_eq!(block, stdout(&gangwarden(&["check", "examples/"])), "README output drifted: update it");
+    let mut shown = 0;
+    for (start, _) in readme.match_indices("$ gangwarden check ") {
+        let line_end = start + readme[start..].find('\n').expect("end of the command line");
+        let args: Vec<&str> = readme[start + 2..line_end].split_whitespace().skip(1).collect();
+        let block = &readme[line_end + 1..];
+        let block = &block[..block.find("```").expect("end of the block")];
+        assert_eq!(
+            block,
+            stdout(&gangwarden(&args)),
+            "README output of `gangwarden {}` drifted: update it",
+            args.join(" ")
+        );
+        shown += 1;
+    }
+    assert!(shown >= 2, "the README shows `gangwarden check examples/` and the Trainer example");
+}
+
+#[test]
+fn the_trainer_corpus_passes_but_the_upstream_example_trainer_rejects() {
+    let o = gangwarden(&["check", "e2e-tests/corpus/kubeflow-trainer/"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o).lines().collect::<Vec<_>>(),
+        vec![
+            "e2e-tests/corpus/kubeflow-trainer/example-05-multi-step.yaml:79:3: error: TrainJob default/multi-step-example: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"TrainingRuntime\",\"name\":\"torch-with-dataset-init\"}: must have volumeMount with name - initializer in container dataset-initializer of the dataset-initializer job (TrainingRuntime \"torch-with-dataset-init\") [run-policy.initializers]",
+            "12 documents checked in 10 files: 11 accepted, 1 rejected, 0 warnings",
+        ]
+    );
 }
 
 #[test]
@@ -236,7 +263,7 @@ fn json_output_has_the_report_fields() {
     }
     assert_eq!(
         report["summary"],
-        json!({"documents": 13, "checked": 9, "accepted": 5, "rejected": 4, "warnings": 2, "mutated": 0, "skipped": 4, "unserved": 0})
+        json!({"documents": 16, "checked": 12, "accepted": 5, "rejected": 7, "warnings": 2, "mutated": 0, "skipped": 4, "unserved": 0})
     );
     for doc in report["documents"].as_array().expect("documents") {
         for field in
@@ -282,7 +309,7 @@ fn sarif_output_meets_the_schema_requirements() {
     let rules = driver["rules"].as_array().expect("rules");
     assert!(rules.iter().all(|r| r["id"].is_string() && r["shortDescription"]["text"].is_string()));
     let results = runs[0]["results"].as_array().expect("results");
-    assert_eq!(results.len(), 8);
+    assert_eq!(results.len(), 11);
     for r in results {
         assert!(r["message"]["text"].is_string(), "{r}");
         let index = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
@@ -308,12 +335,12 @@ fn junit_output_is_xml_with_a_failure_per_rejection() {
     assert_eq!(root.tag_name().name(), "testsuites");
     let suite = root.children().find(|n| n.has_tag_name("testsuite")).expect("testsuite");
     let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
-    // 9 documents x 4 rule sets, and the 4 Nodes skipped.
-    assert_eq!(cases.len(), 40);
-    assert_eq!(suite.attribute("tests"), Some("40"));
+    // 12 documents x 4 rule sets, and the 4 Nodes skipped.
+    assert_eq!(cases.len(), 52);
+    assert_eq!(suite.attribute("tests"), Some("52"));
     let failures: Vec<_> = cases.iter().filter_map(|c| c.children().find(|n| n.has_tag_name("failure"))).collect();
-    assert_eq!(failures.len(), 6);
-    assert_eq!(suite.attribute("failures"), Some("6"));
+    assert_eq!(failures.len(), 9);
+    assert_eq!(suite.attribute("failures"), Some("9"));
     assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 4);
     let restart = cases
         .iter()

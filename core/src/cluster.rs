@@ -58,6 +58,44 @@ pub trait Cluster {
     fn list(&self, query: &Query) -> Result<String, LookupError>;
 }
 
+/// What a get answers.
+type GetAnswer = Result<Option<Box<RawValue>>, LookupError>;
+
+/// A cluster that answers each distinct get once: the bundle runs several rule sets over one
+/// request, and some read the same object (a TrainJob's runtime, for three of them).
+pub struct Memo<'c> {
+    cluster: &'c dyn Cluster,
+    gets: std::cell::RefCell<std::collections::HashMap<String, GetAnswer>>,
+}
+
+impl<'c> Memo<'c> {
+    pub fn new(cluster: &'c dyn Cluster) -> Self {
+        Memo { cluster, gets: Default::default() }
+    }
+}
+
+impl Cluster for Memo<'_> {
+    fn get(&self, query: &Query, name: &str) -> Result<Option<Box<RawValue>>, LookupError> {
+        let key = format!(
+            "{}\n{}\n{:?}\n{name}\n{}",
+            query.api_version,
+            query.kind,
+            query.namespace,
+            query.field_masks.join(",")
+        );
+        if let Some(answer) = self.gets.borrow().get(&key) {
+            return answer.clone();
+        }
+        let answer = self.cluster.get(query, name);
+        self.gets.borrow_mut().insert(key, answer.clone());
+        answer
+    }
+
+    fn list(&self, query: &Query) -> Result<String, LookupError> {
+        self.cluster.list(query)
+    }
+}
+
 /// A cluster that holds a fixed set of objects, for tests, the e2e host and the playground.
 #[derive(Clone, Debug, Default)]
 pub struct MemoryCluster {
@@ -270,6 +308,32 @@ mod tests {
             beta.get_object(&q, "g").unwrap_err().to_string(),
             "the cluster does not serve scheduling.k8s.io/v1alpha2/PodGroup"
         );
+    }
+
+    #[test]
+    fn a_memo_asks_once_for_each_object() {
+        struct Counting(std::cell::Cell<usize>, MemoryCluster);
+        impl Cluster for Counting {
+            fn get(&self, query: &Query, name: &str) -> Result<Option<Box<RawValue>>, LookupError> {
+                self.0.set(self.0.get() + 1);
+                self.1.get(query, name)
+            }
+            fn list(&self, query: &Query) -> Result<String, LookupError> {
+                self.1.list(query)
+            }
+        }
+        let counting = Counting(std::cell::Cell::new(0), cluster());
+        let memo = Memo::new(&counting);
+        let q = Query {
+            api_version: "scheduling.k8s.io/v1alpha2",
+            kind: "PodGroup",
+            namespace: Some("ml"),
+            field_masks: &[],
+        };
+        assert!(memo.get(&q, "g").unwrap().is_some());
+        assert!(memo.get(&q, "g").unwrap().is_some());
+        assert!(memo.get(&q, "h").unwrap().is_none());
+        assert_eq!(counting.0.get(), 2, "one lookup per distinct object");
     }
 
     #[test]

@@ -113,6 +113,27 @@ impl<'de> Deserialize<'de> for Text<'de> {
     }
 }
 
+/// A part of an object kept as its JSON text: what a rule only compares whole (across an
+/// update) or looks into once, or only asks about being there. Reading it costs the policy
+/// modules no decoder of its own (a `Value` decoder, say, or `jiff`'s timestamp parser).
+/// Equal when the text is: the apiserver writes an object and its old copy with one encoder.
+#[derive(Clone, Debug, Deserialize, serde::Serialize)]
+#[serde(transparent)]
+pub struct RawJson(pub Box<RawValue>);
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl RawJson {
+    /// The text read as a plain `Value`, for a rule that looks into it.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+    }
+}
+
 /// `null` reads as the field's default, as Go's JSON decoding (and k8s-openapi) does for
 /// required fields.
 pub fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>

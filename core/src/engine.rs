@@ -7,7 +7,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::cluster::Cluster;
-use crate::review::{Review, ValidationPayload};
+use crate::review::{Reads, Review, ValidationPayload};
 use crate::verdict::Verdict;
 
 /// Rejections for payloads that cannot be read are cut to this many characters.
@@ -17,6 +17,9 @@ pub const MAX_MESSAGE_CHARS: usize = 1024;
 pub trait RuleSet {
     /// The name used in messages and in the bundle's settings.
     const NAME: &'static str;
+    /// The kind families the rules read ([`crate::review::kinds`]); a policy module decodes
+    /// only those.
+    const KINDS: u32;
     type Settings: DeserializeOwned + Default;
 
     /// Checks that go beyond the settings' types (ranges, combinations).
@@ -95,6 +98,12 @@ pub fn check<R: RuleSet>(settings: &R::Settings, review: &Review, cluster: &dyn 
     R::check(settings, review, cluster)
 }
 
+/// A rule set's kind families as the type the review reads them from.
+struct Kinds<R>(std::marker::PhantomData<R>);
+impl<R: RuleSet> Reads for Kinds<R> {
+    const KINDS: u32 = R::KINDS;
+}
+
 /// The `validate` entry point: `{"request": <AdmissionRequest>, "settings": {...}}`.
 pub fn evaluate<R: RuleSet>(payload: &[u8], cluster: &dyn Cluster) -> Response {
     let payload = match ValidationPayload::parse(payload) {
@@ -105,7 +114,7 @@ pub fn evaluate<R: RuleSet>(payload: &[u8], cluster: &dyn Cluster) -> Response {
         Ok(s) => s,
         Err(e) => return Response::reject(500, e),
     };
-    match payload.request.review() {
+    match payload.request.review_for::<Kinds<R>>() {
         Err(e) => Response::reject(400, e.0),
         Ok(None) => Response::accept(),
         Ok(Some(review)) => Response::from_verdict(R::check(&settings, &review, cluster)),

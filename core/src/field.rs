@@ -198,6 +198,23 @@ impl FieldError {
         FieldError { path, kind: ErrorKind::Internal { detail: detail.into() } }
     }
 
+    /// The error with `suffix` after its detail (Kueue's hint on TrainJob pod sets); kinds
+    /// without a detail are returned as they are.
+    pub fn with_suffix(mut self, suffix: &str) -> Self {
+        if suffix.is_empty() {
+            return self;
+        }
+        match &mut self.kind {
+            ErrorKind::Required { detail }
+            | ErrorKind::Invalid { detail, .. }
+            | ErrorKind::Forbidden { detail }
+            | ErrorKind::NotFound { detail, .. }
+            | ErrorKind::Internal { detail } => *detail = format!("{detail}{suffix}").into(),
+            ErrorKind::NotSupported { .. } | ErrorKind::Duplicate { .. } | ErrorKind::TooMany { .. } => {}
+        }
+        self
+    }
+
     /// The standard message for a field that may not change after creation.
     pub fn immutable(path: Path) -> Self {
         FieldError::forbidden(path, "field is immutable")

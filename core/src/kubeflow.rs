@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::autoscaling::v2::MetricSpec;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::decode::Text;
@@ -437,53 +436,6 @@ pub struct XGBoostJobSpec {
     pub xgb_replica_specs: Option<ReplicaSpecs>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JobCondition {
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_update_time: Option<Time>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_transition_time: Option<Time>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReplicaStatus {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub active: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub succeeded: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub failed: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub label_selector: Option<LabelSelector>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub selector: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JobStatus {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub conditions: Option<Vec<JobCondition>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub replica_statuses: Option<BTreeMap<String, ReplicaStatus>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub start_time: Option<Time>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub completion_time: Option<Time>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_reconcile_time: Option<Time>,
-}
-
 /// The spec of one of the six kinds.
 #[derive(Clone, Debug, PartialEq)]
 pub enum JobSpec {
@@ -508,7 +460,6 @@ pub struct KubeflowJob {
     pub kind: JobKind,
     pub metadata: ObjectMeta,
     pub spec: JobSpec,
-    pub status: Option<JobStatus>,
 }
 
 #[derive(Deserialize)]
@@ -517,15 +468,11 @@ struct Envelope<S> {
     metadata: Option<ObjectMeta>,
     #[serde(default)]
     spec: Option<S>,
-    #[serde(default)]
-    status: Option<JobStatus>,
 }
 
-fn decode_as<S: serde::de::DeserializeOwned + Default>(
-    text: &str,
-) -> Result<(ObjectMeta, S, Option<JobStatus>), String> {
+fn decode_as<S: serde::de::DeserializeOwned + Default>(text: &str) -> Result<(ObjectMeta, S), String> {
     let env: Envelope<S> = crate::decode::from_str(text)?;
-    Ok((env.metadata.unwrap_or_default(), env.spec.unwrap_or_default(), env.status))
+    Ok((env.metadata.unwrap_or_default(), env.spec.unwrap_or_default()))
 }
 
 impl KubeflowJob {
@@ -533,11 +480,11 @@ impl KubeflowJob {
     pub fn decode(kind: JobKind, text: &str) -> Result<KubeflowJob, String> {
         macro_rules! decode {
             ($variant:ident) => {{
-                let (metadata, spec, status) = decode_as(text)?;
-                (metadata, JobSpec::$variant(spec), status)
+                let (metadata, spec) = decode_as(text)?;
+                (metadata, JobSpec::$variant(spec))
             }};
         }
-        let (metadata, spec, status) = match kind {
+        let (metadata, spec) = match kind {
             JobKind::TFJob => decode!(TF),
             JobKind::PyTorchJob => decode!(PyTorch),
             JobKind::MPIJob => decode!(MPI),
@@ -545,7 +492,7 @@ impl KubeflowJob {
             JobKind::PaddleJob => decode!(Paddle),
             JobKind::XGBoostJob => decode!(XGBoost),
         };
-        Ok(KubeflowJob { kind, metadata, spec, status })
+        Ok(KubeflowJob { kind, metadata, spec })
     }
 
     /// Decodes the job an UPDATE replaces for the update rules, which compare `spec.runPolicy`
@@ -570,7 +517,7 @@ impl KubeflowJob {
         fn own(map: Option<OldReplicaSpecs>) -> Option<ReplicaSpecs> {
             map.map(|m| m.map_values(|v| v.map(ReplicaSpec::from)))
         }
-        let (metadata, old, _) = decode_as::<OldSpec>(text)?;
+        let (metadata, old) = decode_as::<OldSpec>(text)?;
         let run_policy = old.run_policy;
         let spec = match kind {
             JobKind::TFJob => {
@@ -596,7 +543,7 @@ impl KubeflowJob {
                 JobSpec::XGBoost(XGBoostJobSpec { run_policy, xgb_replica_specs: own(old.xgb_replica_specs) })
             }
         };
-        Ok(KubeflowJob { kind, metadata, spec, status: None })
+        Ok(KubeflowJob { kind, metadata, spec })
     }
 
     pub fn run_policy(&self) -> Option<&RunPolicy> {

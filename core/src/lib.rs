@@ -19,4 +19,5 @@ pub mod review;
 pub mod rules;
 pub mod scheduling;
 mod track;
+pub mod trainer;
 pub mod verdict;

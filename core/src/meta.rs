@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::{Deserialize, Serialize};
 
 /// An object's own `metadata`.
@@ -17,8 +16,9 @@ pub struct ObjectMeta {
     pub generate_name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// Only whether it is set is read.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deletion_timestamp: Option<Time>,
+    pub deletion_timestamp: Option<crate::decode::RawJson>,
 }
 
 /// A Pod template's `metadata`: only its annotations are read (Kueue's topology ones).

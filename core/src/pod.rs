@@ -68,6 +68,8 @@ pub struct PodSpec {
     pub scheduling_group: Option<PodSchedulingGroup>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduler_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -81,6 +83,16 @@ pub struct Container {
     pub ports: Option<Vec<ContainerPort>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<ResourceRequirements>,
+    /// Only the names are read (Trainer's initializers share a volume by name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_mounts: Option<Vec<VolumeMount>>,
+}
+
+/// A `volumeMounts` entry: only its name is read.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+pub struct VolumeMount {
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub name: String,
 }
 
 /// `resources`: only the claims a container requests are read.

@@ -22,6 +22,18 @@ pub fn resource_plural(kind: &str) -> String {
     }
 }
 
+/// Whether objects of `kind` in API group `group` live outside namespaces: the apiserver's
+/// requests for them carry no namespace. The cluster-scoped kinds gangwarden reviews or reads.
+pub fn is_cluster_scoped(group: &str, kind: &str) -> bool {
+    matches!(
+        (group, kind),
+        ("", "Node" | "Namespace")
+            | ("trainer.kubeflow.org", "ClusterTrainingRuntime")
+            | ("scheduling.k8s.io", "PriorityClass")
+            | ("scheduling.volcano.sh", "Queue")
+    )
+}
+
 /// An AdmissionRequest for `operation` on `object` (with `old_object` on UPDATE).
 pub fn admission_request(uid: &str, operation: &str, object: &Value, old_object: Option<&Value>) -> Value {
     let gvk = GroupVersionKind::of_object(if object.is_object() { object } else { old_object.unwrap_or(object) });
@@ -35,21 +47,30 @@ pub fn admission_request(uid: &str, operation: &str, object: &Value, old_object:
         _ => None,
     };
     let options = options_kind.map_or(Value::Null, |k| json!({"apiVersion": "meta.k8s.io/v1", "kind": k}));
-    json!({
+    let namespace = match is_cluster_scoped(&gvk.group, &gvk.kind) {
+        true => Value::Null,
+        false => Value::from(metadata["namespace"].as_str().unwrap_or("default")),
+    };
+    let mut request = json!({
         "uid": uid,
         "kind": kind,
         "resource": resource,
         "requestKind": kind,
         "requestResource": resource,
         "name": metadata["name"].as_str().unwrap_or_default(),
-        "namespace": metadata["namespace"].as_str().unwrap_or("default"),
+        "namespace": namespace,
         "operation": operation,
         "userInfo": {"username": REQUEST_USER, "groups": ["system:authenticated"]},
         "object": object,
         "oldObject": old_object.cloned().unwrap_or(Value::Null),
         "dryRun": false,
         "options": options,
-    })
+    });
+    // The apiserver leaves the namespace out for cluster-scoped objects.
+    if let Some(fields) = request.as_object_mut().filter(|_| namespace.is_null()) {
+        fields.remove("namespace");
+    }
+    request
 }
 
 #[cfg(test)]

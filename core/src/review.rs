@@ -13,6 +13,7 @@ use crate::decode::null_as_default;
 use crate::kubeflow::{JobKind, KubeflowJob};
 use crate::pod::Pod;
 use crate::scheduling::{self, CompositePodGroup, PodGroup, Version, Workload};
+use crate::trainer::{self, Runtime, TrainJob, TrainerKind};
 
 pub const SCHEDULING_GROUP: &str = scheduling::GROUP;
 pub const KUBEFLOW_GROUP: &str = "kubeflow.org";
@@ -171,6 +172,11 @@ pub enum Resource {
     Kubeflow(Box<KubeflowJob>),
     /// A `batch/v1` Job or CronJob.
     BatchJob(Box<BatchJob>),
+    /// A Kubeflow Trainer v2 TrainJob.
+    TrainJob(Box<TrainJob>),
+    /// A Kubeflow Trainer v2 TrainingRuntime or ClusterTrainingRuntime (the request's kind
+    /// says which).
+    Runtime(Box<Runtime>),
 }
 
 /// What the decoded request is about; it borrows the object's text from the payload.
@@ -208,12 +214,50 @@ impl Review<'_> {
     }
 }
 
+/// The families of kinds a rule set reads, as bits: a policy module decodes only its rule
+/// set's ([`AdmissionRequest::review_for`]), so the others' decoders are left out of it and
+/// their objects accepted untouched, as a policy accepts any kind it does not guard.
+pub mod kinds {
+    /// `scheduling.k8s.io` Workloads, PodGroups and CompositePodGroups.
+    pub const SCHEDULING: u32 = 1;
+    pub const POD: u32 = 1 << 1;
+    /// `kubeflow.org/v1` jobs.
+    pub const KUBEFLOW: u32 = 1 << 2;
+    /// `batch/v1` Jobs and CronJobs.
+    pub const BATCH: u32 = 1 << 3;
+    /// `trainer.kubeflow.org` TrainJobs and runtimes.
+    pub const TRAINER: u32 = 1 << 4;
+    pub const ALL: u32 = SCHEDULING | POD | KUBEFLOW | BATCH | TRAINER;
+}
+
+/// The family of a guarded kind.
+fn family(gvk: &GroupVersionKind) -> u32 {
+    match gvk.group.as_str() {
+        "" => kinds::POD,
+        SCHEDULING_GROUP => kinds::SCHEDULING,
+        KUBEFLOW_GROUP => kinds::KUBEFLOW,
+        batch::GROUP => kinds::BATCH,
+        _ => kinds::TRAINER,
+    }
+}
+
+/// A set of kind families, as a type (see [`kinds`]).
+pub trait Reads {
+    const KINDS: u32;
+}
+
+/// Every family: what the CLI and the playground read.
+pub struct AllKinds;
+impl Reads for AllKinds {
+    const KINDS: u32 = kinds::ALL;
+}
+
 /// Why a request could not be reviewed: the policy rejects it with code 400.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BadRequest(pub String);
 
 /// The kinds this project guards, for messages.
-pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup, v1 Pod, batch/v1 Job and CronJob, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob";
+pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup, v1 Pod, batch/v1 Job and CronJob, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob, trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime and ClusterTrainingRuntime";
 
 /// Whether this kind is one the rule sets know how to read: `Ok(false)` for kinds outside
 /// the project's API groups (accepted untouched), an error for unknown kinds inside them.
@@ -225,6 +269,7 @@ fn is_guarded(gvk: &GroupVersionKind) -> Result<bool, BadRequest> {
         SCHEDULING_GROUP if !scheduling::KINDS.contains(&gvk.kind.as_str()) => return Ok(false),
         SCHEDULING_GROUP => Version::parse(&gvk.version).is_some_and(|v| v.serves(&gvk.kind)),
         KUBEFLOW_GROUP => gvk.version == KUBEFLOW_VERSION && JobKind::from_kind(&gvk.kind).is_some(),
+        trainer::GROUP => gvk.version == trainer::VERSION && TrainerKind::from_kind(&gvk.kind).is_some(),
         // Other batch kinds and versions are not the project's.
         batch::GROUP => return Ok(gvk.version == batch::VERSION && BatchKind::from_kind(&gvk.kind).is_some()),
         _ => return Ok(false),
@@ -248,36 +293,46 @@ pub fn guards(gvk: &GroupVersionKind) -> bool {
 }
 
 impl Resource {
-    /// Decodes the JSON `text` as the kind `gvk` names. The caller has checked the kind is
-    /// guarded.
-    fn decode(gvk: &GroupVersionKind, text: &str) -> Result<Resource, String> {
-        Self::decode_as(gvk, text, false)
+    /// Decodes the JSON `text` as the kind `gvk` names, one of `K`'s families. The caller has
+    /// checked the kind is guarded.
+    fn decode<K: Reads>(gvk: &GroupVersionKind, text: &str) -> Result<Resource, String> {
+        Self::decode_as::<K>(gvk, text, false)
     }
 
     /// Decodes the object an UPDATE replaces: as [`Resource::decode`], but a Pod or a
     /// Kubeflow job is read only as far as the update rules compare it.
-    fn decode_old(gvk: &GroupVersionKind, text: &str) -> Result<Resource, String> {
-        Self::decode_as(gvk, text, true)
+    fn decode_old<K: Reads>(gvk: &GroupVersionKind, text: &str) -> Result<Resource, String> {
+        Self::decode_as::<K>(gvk, text, true)
     }
 
-    fn decode_as(gvk: &GroupVersionKind, text: &str, old: bool) -> Result<Resource, String> {
+    /// Each arm is guarded by its family's bit, a constant in each instance: the decoders of
+    /// the families `K` does not read are compiled out.
+    fn decode_as<K: Reads>(gvk: &GroupVersionKind, text: &str, old: bool) -> Result<Resource, String> {
+        let reads = |family: u32| K::KINDS & family != 0;
         let version =
             || Version::parse(&gvk.version).ok_or_else(|| format!("unsupported version {}", gvk.api_version()));
         Ok(match gvk.kind.as_str() {
-            "Workload" => Resource::Workload(Box::new(Workload::decode(version()?, text)?)),
-            "PodGroup" => Resource::PodGroup(Box::new(PodGroup::decode(version()?, text)?)),
-            "CompositePodGroup" => Resource::CompositePodGroup(Box::new(CompositePodGroup::decode(text)?)),
-            "Pod" if old => Resource::Pod(Box::new(Pod::decode_old(text)?)),
-            "Pod" => Resource::Pod(Box::new(crate::decode::from_str(text)?)),
-            kind if gvk.group == batch::GROUP => {
+            "Workload" if reads(kinds::SCHEDULING) => Resource::Workload(Box::new(Workload::decode(version()?, text)?)),
+            "PodGroup" if reads(kinds::SCHEDULING) => Resource::PodGroup(Box::new(PodGroup::decode(version()?, text)?)),
+            "CompositePodGroup" if reads(kinds::SCHEDULING) => {
+                Resource::CompositePodGroup(Box::new(CompositePodGroup::decode(text)?))
+            }
+            "Pod" if old && reads(kinds::POD) => Resource::Pod(Box::new(Pod::decode_old(text)?)),
+            "Pod" if reads(kinds::POD) => Resource::Pod(Box::new(crate::decode::from_str(text)?)),
+            "TrainJob" if reads(kinds::TRAINER) => Resource::TrainJob(Box::new(crate::decode::from_str(text)?)),
+            "TrainingRuntime" | "ClusterTrainingRuntime" if reads(kinds::TRAINER) => {
+                Resource::Runtime(Box::new(crate::decode::from_str(text)?))
+            }
+            kind if gvk.group == batch::GROUP && reads(kinds::BATCH) => {
                 let kind = BatchKind::from_kind(kind).ok_or_else(|| format!("unsupported kind {kind}"))?;
                 Resource::BatchJob(Box::new(BatchJob::decode(kind, text)?))
             }
-            kind => {
+            kind if gvk.group == KUBEFLOW_GROUP && reads(kinds::KUBEFLOW) => {
                 let job_kind = JobKind::from_kind(kind).ok_or_else(|| format!("unsupported kind {kind}"))?;
                 let decode = if old { KubeflowJob::decode_old } else { KubeflowJob::decode };
                 Resource::Kubeflow(Box::new(decode(job_kind, text)?))
             }
+            kind => return Err(format!("unsupported kind {kind}")),
         })
     }
 }
@@ -425,9 +480,16 @@ impl<'a> AdmissionRequest<'a> {
         }
     }
 
-    /// Decodes the request into a [`Review`]. `Ok(None)`: nothing to review (a kind no rule
-    /// set guards, a subresource, a DELETE or CONNECT).
+    /// Decodes the request into a [`Review`] of any kind gangwarden guards (the CLI and the
+    /// playground). `Ok(None)`: nothing to review (a kind no rule set guards, a subresource, a
+    /// DELETE or CONNECT).
     pub fn review(&self) -> Result<Option<Review<'a>>, BadRequest> {
+        self.review_for::<AllKinds>()
+    }
+
+    /// As [`AdmissionRequest::review`], for a rule set that reads the families `K` only:
+    /// another guarded kind is accepted untouched, without being decoded.
+    pub fn review_for<K: Reads>(&self) -> Result<Option<Review<'a>>, BadRequest> {
         let operation = operation(&self.operation)?;
         if !self.sub_resource.is_empty() || matches!(operation, Operation::Delete | Operation::Connect) {
             return Ok(None);
@@ -448,20 +510,29 @@ impl<'a> AdmissionRequest<'a> {
         if !is_guarded(&gvk)? {
             return Ok(None);
         }
+        // The request's own shape is checked whatever the kind; a kind the rule set does not
+        // read is then accepted without its object being decoded.
         let header = header?;
         header.check_kind("object", &gvk)?;
+        let old_raw = match (operation, self.old_object) {
+            (Operation::Update, Some(old)) => {
+                ObjectHeader::read("oldObject", Some(old))?.check_kind("oldObject", &gvk)?;
+                Some(old)
+            }
+            _ => None,
+        };
+        if K::KINDS & family(&gvk) == 0 {
+            return Ok(None);
+        }
         let decode = |what: &str, raw: &RawValue, decode: fn(&GroupVersionKind, &str) -> Result<Resource, String>| {
             decode(&gvk, raw.get()).map_err(|e| BadRequest(format!("cannot decode {what} as {}: {e}", gvk.kind)))
         };
         // `read` has checked the object is there.
         let Some(raw_object) = self.object else { return Err(BadRequest("request.object: Required value".into())) };
-        let object = decode("request.object", raw_object, Resource::decode)?;
-        let old_object = match (operation, self.old_object) {
-            (Operation::Update, Some(old)) => {
-                ObjectHeader::read("oldObject", Some(old))?.check_kind("oldObject", &gvk)?;
-                Some(decode("request.oldObject", old, Resource::decode_old)?)
-            }
-            _ => None,
+        let object = decode("request.object", raw_object, Resource::decode::<K>)?;
+        let old_object = match old_raw {
+            Some(old) => Some(decode("request.oldObject", old, Resource::decode_old::<K>)?),
+            None => None,
         };
         let namespace = if self.namespace.is_empty() {
             header.namespace().unwrap_or_else(|| "default".into())

@@ -129,6 +129,18 @@ pub struct Workload137 {
     pub spec: b1::WorkloadSpec,
 }
 
+/// A 1.36 PodGroup (`v1alpha2`): k8s-openapi's spec, the narrow metadata, and of the status
+/// only the claim statuses (its conditions, and their timestamps, no rule reads).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct PodGroup136 {
+    #[serde(deserialize_with = "null_as_default")]
+    pub metadata: ObjectMeta,
+    #[serde(deserialize_with = "null_as_default")]
+    pub spec: a2::PodGroupSpec,
+    pub status: Option<PodGroupStatus<a2::PodGroupResourceClaimStatus>>,
+}
+
 /// A 1.37 PodGroup (`v1beta1` or `v1alpha3`).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(default)]
@@ -137,7 +149,15 @@ pub struct PodGroup137 {
     pub metadata: ObjectMeta,
     #[serde(deserialize_with = "null_as_default")]
     pub spec: b1::PodGroupSpec,
-    pub status: Option<b1::PodGroupStatus>,
+    pub status: Option<PodGroupStatus<b1::PodGroupResourceClaimStatus>>,
+}
+
+/// A PodGroup's `status`, as far as the rules read it.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", bound = "S: Deserialize<'de>")]
+pub struct PodGroupStatus<S> {
+    #[serde(default)]
+    pub resource_claim_statuses: Option<Vec<S>>,
 }
 
 /// A CompositePodGroup (`v1alpha3` only). Its spec is read with the `v1beta1` building
@@ -177,7 +197,7 @@ pub enum Workload {
 /// A PodGroup in any understood version.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PodGroup {
-    V1alpha2(a2::PodGroup),
+    V1alpha2(PodGroup136),
     V137(PodGroup137),
 }
 
@@ -696,7 +716,7 @@ pub struct GroupSpec<'a> {
 }
 
 impl<'a> GroupSpec<'a> {
-    fn of_pod_group_136(pg: &'a a2::PodGroup) -> GroupSpec<'a> {
+    fn of_pod_group_136(pg: &'a PodGroup136) -> GroupSpec<'a> {
         let s = &pg.spec;
         GroupSpec {
             origin: GroupOrigin::PodGroup,
@@ -833,7 +853,7 @@ pub fn group_specs(resource: &crate::review::Resource) -> Vec<GroupSpec<'_>> {
         Resource::CompositePodGroup(cpg) => vec![cpg.group_spec()],
         Resource::Workload(w) => w.group_specs(),
         Resource::BatchJob(job) => job.group_spec().into_iter().collect(),
-        Resource::Pod(_) | Resource::Kubeflow(_) => Vec::new(),
+        Resource::Pod(_) | Resource::Kubeflow(_) | Resource::TrainJob(_) | Resource::Runtime(_) => Vec::new(),
     }
 }
 

@@ -34,6 +34,10 @@ pub struct FileExpectation {
     /// For a file that is not valid: the answer of each policy.
     #[serde(default)]
     pub expect: BTreeMap<String, Expect>,
+    /// In a file of several documents, the one `expect` is about (0-based); every other
+    /// document must be accepted, with no warning, by every policy.
+    #[serde(default)]
+    pub document: Option<usize>,
 }
 
 /// The cluster a corpus folder was written for: `kubernetes/` holds Kubernetes 1.36
@@ -121,21 +125,30 @@ pub fn cases(policy: &str) -> Result<Vec<CorpusCase>, String> {
             .get(&rel)
             .ok_or_else(|| format!("{rel}: not in corpus/expectations.yaml; say how it must behave"))?;
         let raw = std::fs::read_to_string(&path).map_err(|e| format!("{rel}: {e}"))?;
-        let expect_for = |documents: usize| -> Result<Expect, String> {
+        let accepted = Expect {
+            accepted: true,
+            code: None,
+            message: Vec::new(),
+            warnings: Vec::new(),
+            host_calls: None,
+            mutated: None,
+            settings_error: None,
+            request_error: None,
+        };
+        // What document `index` of `documents` must get.
+        let expect_for = |index: usize, documents: usize| -> Result<Expect, String> {
             if exp.valid {
-                return Ok(Expect {
-                    accepted: true,
-                    code: None,
-                    message: Vec::new(),
-                    warnings: Vec::new(),
-                    host_calls: None,
-                    mutated: None,
-                    settings_error: None,
-                    request_error: None,
-                });
+                return Ok(accepted.clone());
             }
-            if documents != 1 {
-                return Err(format!("{rel}: an invalid file must hold one document"));
+            match exp.document {
+                None if documents != 1 => {
+                    return Err(format!(
+                        "{rel}: an invalid file of several documents must name the one it expects (document)"
+                    ));
+                }
+                Some(d) if d >= documents => return Err(format!("{rel}: it has no document {d}")),
+                Some(d) if d != index => return Ok(accepted.clone()),
+                _ => {}
             }
             exp.expect
                 .get(policy)
@@ -160,7 +173,7 @@ pub fn cases(policy: &str) -> Result<Vec<CorpusCase>, String> {
             if serde_norway::from_str::<Value>(&raw).is_ok() {
                 return Err(format!("{rel}: marked unparseable, but it parses"));
             }
-            let case = Case { raw_payload: Some(raw.clone()), expect: Some(expect_for(1)?), ..base };
+            let case = Case { raw_payload: Some(raw.clone()), expect: Some(expect_for(0, 1)?), ..base };
             out.push(CorpusCase { name: rel.clone(), case });
             continue;
         }
@@ -172,13 +185,13 @@ pub fn cases(policy: &str) -> Result<Vec<CorpusCase>, String> {
                 documents.push(value);
             }
         }
-        let expect = expect_for(documents.len())?;
+        let count = documents.len();
         let mut cluster = exp.cluster.clone();
         for (i, document) in documents.into_iter().enumerate() {
             let case = Case {
                 object: Some(document.clone()),
                 cluster: cluster.clone(),
-                expect: Some(expect.clone()),
+                expect: Some(expect_for(i, count)?),
                 ..base.clone()
             };
             out.push(CorpusCase { name: format!("{rel}#{i}"), case });

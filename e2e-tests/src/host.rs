@@ -364,6 +364,8 @@ mod tests {
         let none = Allowed { resources: BTreeSet::new(), capabilities: Vec::new() };
         assert!(!none.capability("kubernetes/get_resource"));
         assert_eq!(callback_failure("timeout", false), "Callback evaluation failure: timeout");
-        assert!(callback_failure("timeout", true).starts_with("Callback evaluation failure: timeout\n\nStack backtrace:"));
+        assert!(
+            callback_failure("timeout", true).starts_with("Callback evaluation failure: timeout\n\nStack backtrace:")
+        );
     }
 }

@@ -164,8 +164,9 @@ pub fn parse_session(text: &str) -> Result<Vec<SessionExchange>, String> {
     Ok(exchanges)
 }
 
-/// kwctl's AdmissionResponse in the shape the case checker reads.
-fn answer_from_kwctl(response: &Value, request: &Value) -> Result<Value, String> {
+/// An AdmissionResponse (kwctl's, or policy-server's) in the shape the case checker reads,
+/// the patch applied to the request's object.
+pub fn answer_from_admission_response(response: &Value, request: &Value) -> Result<Value, String> {
     let mutated = match response["patch"].as_str() {
         None => Value::Null,
         Some(b64) => {
@@ -214,7 +215,7 @@ pub fn judge(expect: &Expect, request: &Value, out: &KwctlOutput) -> Result<(), 
     let response: Value = serde_json::from_slice(out.stdout).map_err(|e| format!("kwctl output is not JSON: {e}"))?;
     let mut expect = expect.clone();
     expect.host_calls = None; // kwctl replays exactly the recorded lookups or fails
-    let answer = answer_from_kwctl(&response, request)?;
+    let answer = answer_from_admission_response(&response, request)?;
     check(
         &expect,
         &Evaluation {

@@ -108,13 +108,15 @@ fn run_policy_defaults() -> Value {
         default_ttl_seconds_after_finished,
         default_clean_pod_policy,
         default_restart_policy,
+        fail_on_lookup_error,
     } = run_policy::Settings::default();
     json!({"requireTtlSecondsAfterFinished": require_ttl_seconds_after_finished,
         "maxTtlSecondsAfterFinished": max_ttl_seconds_after_finished,
         "maxActiveDeadlineSeconds": max_active_deadline_seconds, "maxBackoffLimit": max_backoff_limit,
         "allowedCleanPodPolicies": allowed_clean_pod_policies, "allowedManagedBy": allowed_managed_by,
         "defaultTtlSecondsAfterFinished": default_ttl_seconds_after_finished,
-        "defaultCleanPodPolicy": default_clean_pod_policy, "defaultRestartPolicy": default_restart_policy})
+        "defaultCleanPodPolicy": default_clean_pod_policy, "defaultRestartPolicy": default_restart_policy,
+        "failOnLookupError": fail_on_lookup_error})
 }
 
 fn bundle_defaults() -> Value {
@@ -651,7 +653,7 @@ fn policy_manifest(policy: &str, dir: &str, mode: &'static str) -> Result<String
 pub const GROUP_MEMBERS: &[(&str, &str)] = &[("gang", "gang"), ("topology", "topology")];
 pub const GROUP_STEM: &str = "gang-topology-group";
 pub const GROUP_EXPRESSION: &str = "gang() && topology()";
-pub const GROUP_MESSAGE: &str = "the gang cannot be scheduled as written: it breaks a gang or a topology rule (each policy's reasons are listed as causes)";
+pub const GROUP_MESSAGE: &str = "the gang cannot be scheduled as written: it breaks a gang or a topology rule (the rejecting policy's reasons are listed as causes)";
 
 /// Union of the members' rules, each once, in order.
 pub fn group_rules(members: &[Metadata]) -> Vec<Rule> {
@@ -698,7 +700,7 @@ fn group_manifest(mode: &'static str) -> Result<String, String> {
         },
     };
     Ok(format!(
-        "{GENERATED_YAML}# The gang and topology policies as one policy group: a request is let in only when both\n# accept it; a rejection carries the group's message and, as causes, each rejecting policy's reasons.\n{}# kubectl apply -f deploy/{}\n{}",
+        "{GENERATED_YAML}# The gang and topology policies as one policy group: a request is let in only when both\n# accept it. A rejection carries the group's message and, as causes, the reasons of the first\n# policy that rejected it (`&&` stops there: topology is evaluated only when gang accepts).\n# A group drops its members' warnings; deploy the two policies alone to see them.\n{}# kubectl apply -f deploy/{}\n{}",
         mode_comment(mode),
         file_name(&deploy_file(GROUP_STEM, mode)),
         serde_norway::to_string(&manifest).map_err(|e| e.to_string())?

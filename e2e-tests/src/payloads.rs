@@ -101,6 +101,30 @@ pub fn everyday_gang_job() -> Value {
                                           "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": "eight-gpus"}]}}}})
 }
 
+/// A Kubeflow Trainer v2 ClusterTrainingRuntime: torch, a coscheduling gang, one node job.
+pub fn everyday_runtime() -> Value {
+    json!({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+           "metadata": {"name": "torch-gang", "labels": {"trainer.kubeflow.org/framework": "torch"}},
+           "spec": {"mlPolicy": {"numNodes": 1, "torch": {}},
+                    "podGroupPolicy": {"coscheduling": {"scheduleTimeoutSeconds": 120}},
+                    "template": {"spec": {"replicatedJobs": [{"name": "node", "template": {
+                        "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                        "spec": {"template": {"spec": {"containers": [container("node")]}}}}}]}}}})
+}
+
+/// A TrainJob of 4 nodes on `runtime`, with a Kueue patch as Kueue writes it.
+pub fn everyday_train_job(runtime: &str) -> Value {
+    json!({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+           "metadata": {"name": "llama-finetune", "namespace": "ml", "labels": labels()},
+           "spec": {"runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime", "name": runtime},
+                    "trainer": {"numNodes": 4, "image": "registry.example.com/llama-finetune:1.0",
+                                "command": ["torchrun", "finetune.py"], "env": [{"name": "NCCL_DEBUG", "value": "INFO"}]},
+                    "runtimePatches": [{"manager": "kueue.x-k8s.io/manager", "trainingRuntimeSpec": {"template": {"spec": {
+                        "replicatedJobs": [{"name": "node", "template": {"spec": {"template": {
+                            "metadata": {"annotations": {"kueue.x-k8s.io/podset-preferred-topology": "topology.example.com/rack"}},
+                            "spec": {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}}}}}}]}}}}]}})
+}
+
 /// A PyTorchJob with a Master and 2 Workers.
 pub fn everyday_pytorch_job() -> Value {
     pytorch_job(json!({"Master": replica(1), "Worker": replica(2)}))
@@ -181,7 +205,35 @@ pub fn request_scenarios() -> Vec<Scenario> {
         scenario("gang, Job (gang of 4)", "gang", &gang_job),
         scenario("claims, Job (gang of 4)", "claims", &gang_job),
         scenario("bundle, Job (gang of 4)", "bundle", &gang_job),
+        train_job("run-policy"),
+        train_job("gang"),
+        train_job("topology"),
+        train_job("bundle"),
     ]
+}
+
+/// A TrainJob through `policy`, with its runtime lookup (and topology's Node list).
+fn train_job(policy: &'static str) -> Scenario {
+    let mut objects = everyday_nodes();
+    objects.push(everyday_runtime());
+    Scenario {
+        name: format!("{policy}, TrainJob (runtime lookup)"),
+        policy,
+        payload: validate_payload("CREATE", &everyday_train_job("torch-gang"), None, &json!({})),
+        cluster: MemoryCluster::new(objects),
+    }
+}
+
+/// The everyday runtime with 1 MiB of environment on its node container.
+pub fn huge_runtime() -> Value {
+    let mut runtime = everyday_runtime();
+    runtime["metadata"]["name"] = json!("torch-huge");
+    runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+        ["env"] = (0..(1 << 20) / 100)
+        .map(|i| json!({"name": format!("SETTING_{i:06}"), "value": format!("{:070}", i)}))
+        .collect::<Vec<_>>()
+        .into();
+    runtime
 }
 
 /// How many elements the long lists have.
@@ -285,13 +337,18 @@ pub fn large_objects() -> Vec<(String, Value)> {
         ("Pod, 3 MiB of labels".into(), many_labels),
         ("PodGroup, JSON nested 100 deep".into(), deep),
         ("Job, 3 MiB Pod template".into(), big_template),
+        ("ClusterTrainingRuntime, 1 MiB".into(), huge_runtime()),
+        // Its lookup reads the 1 MiB runtime (in the large scenarios' cluster).
+        ("TrainJob on a 1 MiB runtime".into(), everyday_train_job("torch-huge")),
     ]
 }
 
 /// The large objects as CREATE requests to the bundle (every rule set), and as UPDATEs of
 /// themselves (the immutability rules compare every list with its old copy).
 pub fn large_scenarios() -> Vec<Scenario> {
-    let cluster = MemoryCluster::new(everyday_nodes());
+    let mut objects = everyday_nodes();
+    objects.push(huge_runtime());
+    let cluster = MemoryCluster::new(objects);
     let mut out = Vec::new();
     for (name, object) in large_objects() {
         out.push(Scenario {
@@ -343,6 +400,9 @@ pub enum Answer {
     Verdict,
     /// Rejected with code 400: the payload cannot be read.
     BadRequest,
+    /// Rejected with code 400 by a policy that reads the object's kind (its fields cannot be
+    /// read); accepted untouched by one that does not (it never decodes them).
+    BadObject,
     /// Accepted untouched (a kind or operation no rule reviews).
     Accepted,
 }
@@ -377,31 +437,31 @@ pub fn hostile_payloads() -> Vec<Hostile> {
     let with_min_count = |raw: &str| splice(&create(&pg), "\"minCount\":4", format!("\"minCount\":{raw}").as_bytes());
     let mut request = admission_request("bench", "CREATE", &pg, None);
     let mut out = vec![
-        Hostile { name: "minCount past int32", payload: with_min_count("2147483648"), answer: Answer::BadRequest },
+        Hostile { name: "minCount past int32", payload: with_min_count("2147483648"), answer: Answer::BadObject },
         Hostile {
             name: "minCount past int64",
             payload: with_min_count("9223372036854775808"),
-            answer: Answer::BadRequest,
+            answer: Answer::BadObject,
         },
-        Hostile { name: "minCount past u64", payload: with_min_count("1e400"), answer: Answer::BadRequest },
-        Hostile { name: "minCount a float", payload: with_min_count("4.5"), answer: Answer::BadRequest },
-        Hostile { name: "minCount 4.0", payload: with_min_count("4.0"), answer: Answer::BadRequest },
+        Hostile { name: "minCount past u64", payload: with_min_count("1e400"), answer: Answer::BadObject },
+        Hostile { name: "minCount a float", payload: with_min_count("4.5"), answer: Answer::BadObject },
+        Hostile { name: "minCount 4.0", payload: with_min_count("4.0"), answer: Answer::BadObject },
         // serde_json reads `-0` as the float -0.0, which is no int32.
-        Hostile { name: "minCount -0", payload: with_min_count("-0"), answer: Answer::BadRequest },
+        Hostile { name: "minCount -0", payload: with_min_count("-0"), answer: Answer::BadObject },
         Hostile {
             name: "replicas a float",
             payload: splice(&create(&job), "\"replicas\":2", b"\"replicas\":2.5"),
-            answer: Answer::BadRequest,
+            answer: Answer::BadObject,
         },
         Hostile {
             name: "Job parallelism past int32",
             payload: splice(&create(&gang_job), "\"parallelism\":4", b"\"parallelism\":4294967296"),
-            answer: Answer::BadRequest,
+            answer: Answer::BadObject,
         },
         Hostile {
             name: "Job gang minCount a string",
             payload: splice(&create(&gang_job), "\"minCount\":4", b"\"minCount\":\"4\""),
-            answer: Answer::BadRequest,
+            answer: Answer::BadObject,
         },
         // Duplicate keys (the apiserver never sends them; what matters is a clean answer). In
         // k8s-openapi's types the last one wins, as in Go's encoding/json: minCount 0 then
@@ -468,7 +528,7 @@ pub fn hostile_payloads() -> Vec<Hostile> {
                 o["spec"] = json!([1, 2]);
                 o
             }),
-            answer: Answer::BadRequest,
+            answer: Answer::BadObject,
         },
         Hostile {
             name: "request kind Pod, body PodGroup",

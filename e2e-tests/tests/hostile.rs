@@ -2,9 +2,10 @@
 //! cannot be read), never a trap or a guest error, and the answer stays short however many
 //! items break a rule. How long each takes is measured by `make bench` / `make bench-check`.
 
+use gangwarden_core::request::resource_plural;
 use gangwarden_e2e_tests::host::Policy;
 use gangwarden_e2e_tests::payloads::{self, Answer};
-use gangwarden_e2e_tests::{POLICIES, repo_root};
+use gangwarden_e2e_tests::{POLICIES, packaging, repo_root};
 use serde_json::Value;
 
 fn policies() -> Vec<Policy> {
@@ -12,6 +13,33 @@ fn policies() -> Vec<Policy> {
         .iter()
         .map(|(name, dir)| Policy::load(name, &repo_root().join(dir)).expect("run `make policies` first"))
         .collect()
+}
+
+/// Whether the policy's webhook rules send it the payload's kind (its `metadata.yml`).
+fn registers(policy: &str, payload: &[u8]) -> bool {
+    let dir = POLICIES.iter().find(|(name, _)| *name == policy).map(|(_, dir)| *dir).expect("a policy");
+    let metadata = packaging::read_metadata(dir).expect("metadata.yml");
+    // Only the request's kind is read: the rest may be numbers no Value holds.
+    #[derive(Default, serde::Deserialize)]
+    struct Kind {
+        #[serde(default)]
+        group: String,
+        #[serde(default)]
+        kind: String,
+    }
+    #[derive(Default, serde::Deserialize)]
+    struct Request {
+        #[serde(default)]
+        kind: Kind,
+    }
+    #[derive(Default, serde::Deserialize)]
+    struct Payload {
+        #[serde(default)]
+        request: Request,
+    }
+    let payload: Payload = serde_json::from_slice(payload).unwrap_or_default();
+    let (group, resource) = (payload.request.kind.group, resource_plural(&payload.request.kind.kind));
+    metadata.rules.iter().any(|r| r.api_groups.contains(&group) && r.resources.contains(&resource))
 }
 
 /// The policy's answer; a guest error (a trap or an `Err` from the guest) fails the test.
@@ -42,6 +70,10 @@ fn hostile_payloads_get_clean_answers() {
             let (accepted, code) = (answer["accepted"].as_bool(), answer["code"].as_u64());
             let ok = match hostile.answer {
                 Answer::BadRequest => accepted == Some(false) && code == Some(400),
+                Answer::BadObject if registers(&policy.name, &hostile.payload) => {
+                    accepted == Some(false) && code == Some(400)
+                }
+                Answer::BadObject => accepted == Some(true) && answer["message"].is_null(),
                 Answer::Accepted => accepted == Some(true) && answer["message"].is_null(),
                 Answer::Verdict => code.is_none(),
             };

@@ -493,8 +493,13 @@ impl Located {
         self.document.value["metadata"]["name"].as_str().unwrap_or_default()
     }
 
+    /// As the apiserver files it: "default" when left out, none for cluster-scoped kinds.
     fn namespace(&self) -> &str {
-        self.document.value["metadata"]["namespace"].as_str().unwrap_or("default")
+        let gvk = self.gvk();
+        match gangwarden_core::request::is_cluster_scoped(&gvk.group, &gvk.kind) {
+            true => "",
+            false => self.document.value["metadata"]["namespace"].as_str().unwrap_or("default"),
+        }
     }
 
     /// API group, kind, namespace and name: the identity an UPDATE pairs on.

@@ -2,9 +2,10 @@
 
 use serde::Deserialize;
 
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, Memo};
 use crate::engine::RuleSet;
 use crate::review::Review;
+use crate::review::kinds;
 use crate::rules::claims::{self, Claims};
 use crate::rules::gang::{self, Gang};
 use crate::rules::run_policy::{self, RunPolicyRules};
@@ -24,6 +25,7 @@ pub struct Bundle;
 
 impl RuleSet for Bundle {
     const NAME: &'static str = "bundle";
+    const KINDS: u32 = kinds::ALL;
     type Settings = Settings;
 
     fn validate_settings(s: &Settings) -> Result<(), String> {
@@ -34,6 +36,9 @@ impl RuleSet for Bundle {
     }
 
     fn check(s: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
+        // The rule sets read some objects alike (a TrainJob's runtime): each is asked for once.
+        let memo = Memo::new(cluster);
+        let cluster = &memo;
         let mut verdict = Gang::check(&s.gang, review, cluster);
         verdict.merge(Claims::check(&s.claims, review, cluster));
         verdict.merge(RunPolicyRules::check(&s.run_policy, review, cluster));

@@ -23,15 +23,54 @@ pub fn doc(id: &str) -> Option<&'static RuleDoc> {
 /// The 1.37 `batch/v1` kinds that carry `spec.scheduling`.
 pub const BATCH: &[&str] = &["Job", "CronJob"];
 
+/// The Kubeflow Trainer v2 kinds.
+pub const TRAINER: &[&str] = &["TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"];
+const RUNTIMES: &[&str] = &["TrainingRuntime", "ClusterTrainingRuntime"];
+
 const WORKLOAD_AND_PODGROUP: &[&str] = &["Workload", "PodGroup"];
 /// Every holder of a group spec a rule about it reads.
 const GROUP_HOLDERS: &[&str] = &["Workload", "PodGroup", "Job", "CronJob"];
-const GROUP_HOLDERS_AND_KUBEFLOW: &[&str] =
-    &["Workload", "PodGroup", "Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob"];
+const GROUP_HOLDERS_AND_KUBEFLOW_AND_TRAINER: &[&str] = &[
+    "Workload",
+    "PodGroup",
+    "Job",
+    "CronJob",
+    "TFJob",
+    "PyTorchJob",
+    "MPIJob",
+    "JAXJob",
+    "PaddleJob",
+    "XGBoostJob",
+    "TrainJob",
+    "TrainingRuntime",
+    "ClusterTrainingRuntime",
+];
 const GROUP_HOLDERS_AND_PODS: &[&str] = &["Workload", "PodGroup", "Pod", "Job", "CronJob"];
 /// Whatever runs Pods a Kueue pod set is made of.
-const KUEUE_POD_SETS: &[&str] =
-    &["Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob"];
+const KUEUE_POD_SETS: &[&str] = &[
+    "Job",
+    "CronJob",
+    "TFJob",
+    "PyTorchJob",
+    "MPIJob",
+    "JAXJob",
+    "PaddleJob",
+    "XGBoostJob",
+    "TrainJob",
+    "TrainingRuntime",
+    "ClusterTrainingRuntime",
+];
+const JOBS_AND_TRAINJOB: &[&str] = &["TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob"];
+const JOBS_AND_RUNTIMES: &[&str] = &[
+    "TFJob",
+    "PyTorchJob",
+    "MPIJob",
+    "JAXJob",
+    "PaddleJob",
+    "XGBoostJob",
+    "TrainingRuntime",
+    "ClusterTrainingRuntime",
+];
 const PODS_AND_JOB_TEMPLATES: &[&str] = &["Pod", "Job", "CronJob"];
 const JOBS_BUT_MPI: &[&str] = &["TFJob", "PyTorchJob", "JAXJob", "PaddleJob", "XGBoostJob"];
 
@@ -73,7 +112,7 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "gang.max-min-count",
-        kinds: GROUP_HOLDERS_AND_KUBEFLOW,
+        kinds: GROUP_HOLDERS_AND_KUBEFLOW_AND_TRAINER,
         example: "spec.schedulingPolicy.gang.minCount: Invalid value: 32: must be less than or equal to 16 (settings.maxMinCount) [gang.max-min-count]",
     },
     RuleDoc {
@@ -178,7 +217,7 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "gang.require-gang",
-        kinds: JOBS,
+        kinds: JOBS_AND_TRAINJOB,
         example: "spec.runPolicy.schedulingPolicy.minAvailable: Required value: jobs with 8 or more replicas must set it (settings.requireGangForJobsWithAtLeast); this one has 8 [gang.require-gang]",
     },
     RuleDoc {
@@ -188,7 +227,7 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "gang.schedule-timeout",
-        kinds: JOBS,
+        kinds: JOBS_AND_RUNTIMES,
         example: "spec.runPolicy.schedulingPolicy.scheduleTimeoutSeconds: Invalid value: -5: must be greater than or equal to 0 [gang.schedule-timeout]",
     },
     RuleDoc {
@@ -210,6 +249,26 @@ pub const DOCS: &[RuleDoc] = &[
         id: "gang.job-parent",
         kinds: &["Job"],
         example: "spec.scheduling: is not what schedules this Job: it is owned by JobSet \"train\", which makes both the Workload and the PodGroup of its Jobs (this Job has no scheduling.k8s.io/group-template-name annotation), so the Job controller makes no Workload from spec.scheduling; set the gang on the JobSet instead [gang.job-parent]",
+    },
+    RuleDoc {
+        id: "gang.pod-group-policy",
+        kinds: TRAINER,
+        example: "spec.podGroupPolicy: Invalid value: \"{coscheduling, volcano}\": must specify exactly one of: `coscheduling`, `volcano` (with both, Trainer makes two PodGroups and the job can stay Pending, kubeflow/trainer#4060) [gang.pod-group-policy]",
+    },
+    RuleDoc {
+        id: "gang.volcano-queue",
+        kinds: TRAINER,
+        example: "spec.template.metadata.annotations[scheduling.volcano.sh/queue-name]: Invalid value: \"\": Volcano queue name must not be empty [gang.volcano-queue]",
+    },
+    RuleDoc {
+        id: "gang.trainer-scheduler-name",
+        kinds: RUNTIMES,
+        example: "spec.template.spec.replicatedJobs[1].template.spec.template.spec.schedulerName: Invalid value: \"default-scheduler\": must be \"scheduler-plugins-scheduler\", the schedulerName of job \"dataset-initializer\": the gang's PodGroup counts the pods of every job, so pods another scheduler places keep it below its minMember and it never starts [gang.trainer-scheduler-name]",
+    },
+    RuleDoc {
+        id: "gang.depends-on",
+        kinds: RUNTIMES,
+        example: "spec.template.spec.replicatedJobs[1].dependsOn[0]: job \"node\" is created only once job \"dataset-initializer\" is Complete, but the gang's minMember (2: dataset-initializer 1 + node 1) counts the pods of both, so the pods of \"dataset-initializer\" wait for pods that do not exist yet and the gang may never start [gang.depends-on]",
     },
     RuleDoc {
         id: "claims.claim-name",
@@ -363,27 +422,27 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "run-policy.ttl",
-        kinds: JOBS,
+        kinds: JOBS_AND_RUNTIMES,
         example: "spec.runPolicy.ttlSecondsAfterFinished: Invalid value: -1: must be greater than or equal to 0 [run-policy.ttl]",
     },
     RuleDoc {
         id: "run-policy.active-deadline",
-        kinds: JOBS,
+        kinds: JOBS_AND_TRAINJOB,
         example: "spec.runPolicy.activeDeadlineSeconds: Invalid value: 0: must be greater than or equal to 1 [run-policy.active-deadline]",
     },
     RuleDoc {
         id: "run-policy.backoff-limit",
-        kinds: JOBS,
+        kinds: JOBS_AND_RUNTIMES,
         example: "spec.runPolicy.backoffLimit: Invalid value: -3: must be greater than or equal to 0 [run-policy.backoff-limit]",
     },
     RuleDoc {
         id: "run-policy.managed-by",
-        kinds: JOBS,
+        kinds: JOBS_AND_TRAINJOB,
         example: "spec.runPolicy.managedBy: Unsupported value: \"kueue.x-k8s.io/multikueue\": supported values: \"kubeflow.org/training-operator\" [run-policy.managed-by]",
     },
     RuleDoc {
         id: "run-policy.managed-by-immutable",
-        kinds: JOBS,
+        kinds: JOBS_AND_TRAINJOB,
         example: "spec.runPolicy.managedBy: Invalid value: \"null\": field is immutable [run-policy.managed-by-immutable]",
     },
     RuleDoc {
@@ -427,6 +486,61 @@ pub const DOCS: &[RuleDoc] = &[
         example: "spec.xgbReplicaSpecs[Worker].template.spec.containers[0].ports[2].name: Duplicate value: \"metrics\" [run-policy.ports]",
     },
     RuleDoc {
+        id: "run-policy.trainjob-name",
+        kinds: &["TrainJob"],
+        example: "metadata.name: Invalid value: \"train.v1\": metadata.name must match RFC 1035 DNS label format [run-policy.trainjob-name]",
+    },
+    RuleDoc {
+        id: "run-policy.runtime-ref",
+        kinds: &["TrainJob"],
+        example: "spec.runtimeRef: Invalid value: {\"apiGroup\":\"example.com\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-distributed\"}: unsupported runtime: ClusterTrainingRuntime.example.com [run-policy.runtime-ref]",
+    },
+    RuleDoc {
+        id: "run-policy.runtime-exists",
+        kinds: &["TrainJob"],
+        example: "spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-distributed\"}: clustertrainingruntimes.trainer.kubeflow.org \"torch-distributed\" not found: specified clusterTrainingRuntime must be created before the TrainJob is created [run-policy.runtime-exists]",
+    },
+    RuleDoc {
+        id: "run-policy.runtime-deprecated",
+        kinds: &["TrainJob", "ClusterTrainingRuntime"],
+        example: "spec.runtimeRef: Referenced ClusterTrainingRuntime \"torch-distributed\" is deprecated and will be removed in a future release of Kubeflow Trainer. See runtime deprecation policy: https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html#runtime-deprecation-policy [run-policy.runtime-deprecated]",
+    },
+    RuleDoc {
+        id: "run-policy.trainjob-immutable",
+        kinds: &["TrainJob"],
+        example: "spec.trainer: Invalid value: \"object\": field is immutable [run-policy.trainjob-immutable]",
+    },
+    RuleDoc {
+        id: "run-policy.initializers",
+        kinds: &["TrainJob"],
+        example: "spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-distributed\"}: must have dataset-initializer job when trainJob is configured with input datasetConfig (ClusterTrainingRuntime \"torch-distributed\") [run-policy.initializers]",
+    },
+    RuleDoc {
+        id: "run-policy.runtime-patches",
+        kinds: &["TrainJob"],
+        example: "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].name: Invalid value: \"sidecar\": must not have container that doesn't exist in the runtime job node [run-policy.runtime-patches]",
+    },
+    RuleDoc {
+        id: "run-policy.reserved-env",
+        kinds: &["TrainJob"],
+        example: "spec.trainer.env[1]: Forbidden: DMLC_NUM_WORKER is reserved for the XGBoost runtime [run-policy.reserved-env]",
+    },
+    RuleDoc {
+        id: "run-policy.ml-policy",
+        kinds: TRAINER,
+        example: "spec.mlPolicy: Invalid value: \"object\": Only one of the policy can be configured [run-policy.ml-policy]",
+    },
+    RuleDoc {
+        id: "run-policy.priority-class",
+        kinds: &["TrainJob"],
+        example: "spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-volcano\"}: PriorityClass \"training-high\" doesn't exist: priorityclasses.scheduling.k8s.io \"training-high\" not found (ClusterTrainingRuntime \"torch-volcano\" job \"node\", a Volcano runtime) [run-policy.priority-class]",
+    },
+    RuleDoc {
+        id: "run-policy.ancestor-jobs",
+        kinds: RUNTIMES,
+        example: "spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always must be 1 [run-policy.ancestor-jobs]",
+    },
+    RuleDoc {
         id: "topology.max-entries",
         kinds: GROUP_HOLDERS,
         example: "spec.schedulingConstraints.topology: Too many: 2: must have at most 1 item [topology.max-entries]",
@@ -448,7 +562,7 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "topology.key-on-nodes",
-        kinds: GROUP_HOLDERS_AND_KUBEFLOW,
+        kinds: GROUP_HOLDERS_AND_KUBEFLOW_AND_TRAINER,
         example: "spec.schedulingConstraints.topology[0].key: Invalid value: \"keyValue\": no node carries the label \"keyValue\" (checked 0 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
     },
     RuleDoc {
@@ -463,7 +577,7 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "topology.allowed-keys",
-        kinds: GROUP_HOLDERS_AND_KUBEFLOW,
+        kinds: GROUP_HOLDERS_AND_KUBEFLOW_AND_TRAINER,
         example: "spec.schedulingConstraints.topology[0].key: Unsupported value: \"topology.example.com/rack\": supported values: \"topology.kubernetes.io/zone\" [topology.allowed-keys]",
     },
     RuleDoc {
@@ -491,6 +605,11 @@ pub const DOCS: &[RuleDoc] = &[
         kinds: KUEUE_POD_SETS,
         example: "spec.pytorchReplicaSpecs[Worker].template.metadata.annotations[kueue.x-k8s.io/podset-group-name]: Invalid value: \"7\": must not be a number [topology.kueue-group]",
     },
+    RuleDoc {
+        id: "topology.volcano-network-topology",
+        kinds: RUNTIMES,
+        example: "spec.podGroupPolicy.volcano.networkTopology.mode: Unsupported value: \"strict\": supported values: \"hard\", \"soft\" [topology.volcano-network-topology]",
+    },
 ];
 
 #[cfg(test)]
@@ -515,7 +634,7 @@ mod tests {
         for d in DOCS {
             assert!(d.example.ends_with(&format!("[{}]", d.id)), "{}: {}", d.id, d.example);
             assert!(!d.kinds.is_empty(), "{}", d.id);
-            let is_known = |k: &&str| known.contains(k) || JOBS.contains(k) || BATCH.contains(k);
+            let is_known = |k: &&str| known.contains(k) || JOBS.contains(k) || BATCH.contains(k) || TRAINER.contains(k);
             assert!(d.kinds.iter().all(is_known), "{}: {:?}", d.id, d.kinds);
         }
     }

@@ -17,6 +17,7 @@ use crate::engine::RuleSet;
 use crate::field::{BadValue, FieldError, MAX_VALUE_CHARS, Path, plural, truncated_sorted_list};
 use crate::names::{self, check};
 use crate::pod::{Pod, PodSpec};
+use crate::review::kinds;
 use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
 use crate::rules::gang::{find_template, get_workload};
@@ -126,6 +127,7 @@ pub struct Claims;
 
 impl RuleSet for Claims {
     const NAME: &'static str = "claims";
+    const KINDS: u32 = kinds::SCHEDULING | kinds::POD | kinds::BATCH;
     type Settings = Settings;
 
     fn validate_settings(s: &Settings) -> Result<(), String> {
@@ -174,7 +176,11 @@ impl RuleSet for Claims {
             Resource::Pod(pod) => sources.extend(check_pod(settings, pod, ns, cluster, &mut v)),
             Resource::BatchJob(job) if group_claims_ok => sources.extend(check_job_template(settings, job, &mut v)),
             Resource::BatchJob(_) => {}
-            Resource::Workload(_) | Resource::CompositePodGroup(_) | Resource::Kubeflow(_) => {}
+            Resource::Workload(_)
+            | Resource::CompositePodGroup(_)
+            | Resource::Kubeflow(_)
+            | Resource::TrainJob(_)
+            | Resource::Runtime(_) => {}
         }
         check_sources_exist(settings, &sources, ns, cluster, &mut v);
         v

@@ -321,13 +321,7 @@ fn run() -> Result<bool, String> {
     }
     println!("{out}");
     if let Some(file) = write {
-        let file = if file.is_absolute() { file } else { root.join(file) };
-        let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let (Some(b), Some(e)) = (text.find(BEGIN), text.find(END)) else {
-            return Err(format!("{} has no {BEGIN} … {END} markers", file.display()));
-        };
-        let updated = format!("{}{BEGIN}\n{out}{}", &text[..b], &text[e..]);
-        std::fs::write(&file, updated).map_err(|e| format!("{}: {e}", file.display()))?;
+        gangwarden_e2e_tests::write_between_markers(&file, BEGIN, END, &out)?;
     }
     if check && !verdicts.broken_bars.is_empty() {
         eprintln!("bench-check failed:");

@@ -73,8 +73,9 @@ fn run(out: &Path) -> Result<(), String> {
         if !output.status.success() || said.contains("WARN") {
             return Err(format!("kwctl annotate {name}: {said}"));
         }
-        let metadata: Value = serde_norway::from_str(&std::fs::read_to_string(dir.join("metadata.yml")).map_err(|e| e.to_string())?)
-            .map_err(|e| format!("{name} metadata.yml: {e}"))?;
+        let metadata: Value =
+            serde_norway::from_str(&std::fs::read_to_string(dir.join("metadata.yml")).map_err(|e| e.to_string())?)
+                .map_err(|e| format!("{name} metadata.yml: {e}"))?;
         let grants = Grants {
             context_aware: metadata["contextAwareResources"].as_array().is_some_and(|r| !r.is_empty()),
             capabilities: metadata["hostCapabilities"]

@@ -118,7 +118,11 @@ fn is_not_found(message: &str) -> bool {
 
 /// A host error as a [`LookupError`].
 fn lookup_error(query: &Query, message: String) -> LookupError {
-    if is_not_served(&message) { LookupError::not_served(query) } else { LookupError::Failed(quoted_host_error(&message)) }
+    if is_not_served(&message) {
+        LookupError::not_served(query)
+    } else {
+        LookupError::Failed(quoted_host_error(&message))
+    }
 }
 
 impl<const GET: bool, const LIST: bool> Cluster for HostCluster<GET, LIST> {
@@ -166,7 +170,8 @@ impl<const GET: bool, const LIST: bool> Cluster for HostCluster<GET, LIST> {
             lookup_error(query, format!("error invoking host capability kubernetes.list_resources_all: {e}"))
         })?;
         // The answer is the list object itself; the rule that asked reads its `items`.
-        String::from_utf8(raw).map_err(|e| LookupError::Failed(format!("cannot read the list_resources_all answer: {e}")))
+        String::from_utf8(raw)
+            .map_err(|e| LookupError::Failed(format!("cannot read the list_resources_all answer: {e}")))
     }
 }
 
@@ -208,7 +213,10 @@ mod tests {
     #[test]
     fn host_calls_are_named_as_the_capabilities() {
         assert_eq!(HostCalls::NONE.with("get_resource"), HostCalls { get: true, list: false });
-        assert_eq!(HostCalls::NONE.with("list_resources_all").with("get_resource"), HostCalls { get: true, list: true });
+        assert_eq!(
+            HostCalls::NONE.with("list_resources_all").with("get_resource"),
+            HostCalls { get: true, list: true }
+        );
         let none: HostCluster<false, false> = HostCluster;
         assert_eq!(none.get(&QUERY, "w").err(), Some(undeclared()));
         assert_eq!(none.list(&Query { namespace: None, ..QUERY }), Err(undeclared()));

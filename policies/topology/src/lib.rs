@@ -2,4 +2,4 @@
 //! `schedulingConstraints.topology` on Workloads and PodGroups (checking the keys against the
 //! cluster's node labels) and Kueue topology annotations on Kubeflow replica templates.
 
-gangwarden_kubewarden::policy!(gangwarden_core::rules::topology::Topology, lookups: [list_resources_all]);
+gangwarden_kubewarden::policy!(gangwarden_core::rules::topology::Topology, lookups: [get_resource, list_resources_all]);

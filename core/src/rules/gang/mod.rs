@@ -15,6 +15,7 @@ use crate::field::{BadValue, FieldError, Path};
 use crate::kubeflow::KubeflowJob;
 use crate::names::{self, check};
 use crate::pod::Pod;
+use crate::review::kinds;
 use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
 use crate::scheduling::{
@@ -28,6 +29,7 @@ mod group;
 mod kubeflow;
 mod pod;
 mod spec;
+mod trainer;
 mod workload;
 
 use batch::check_batch_job;
@@ -83,6 +85,10 @@ pub const SCHEDULER_NAME: &str = "gang.scheduler-name";
 pub const JOB_PARALLELISM: &str = "gang.job-parallelism";
 pub const JOB_COMPLETIONS: &str = "gang.job-completions";
 pub const JOB_PARENT: &str = "gang.job-parent";
+pub const POD_GROUP_POLICY: &str = "gang.pod-group-policy";
+pub const VOLCANO_QUEUE: &str = "gang.volcano-queue";
+pub const TRAINER_SCHEDULER_NAME: &str = "gang.trainer-scheduler-name";
+pub const GANG_DEPENDS_ON: &str = "gang.depends-on";
 
 /// Every rule of the set, for documentation and the playground.
 pub const RULES: &[RuleInfo] = &[
@@ -123,7 +129,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: MAX_MIN_COUNT,
         catalogue: "setting maxMinCount",
-        summary: "gang sizes stay under the cluster's cap (a 1.37 Job's gang without minCount counts its parallelism)",
+        summary: "gang sizes stay under the cluster's cap (a 1.37 Job's gang without minCount counts its parallelism; a Trainer v2 gang counts every pod set of the run)",
     },
     RuleInfo {
         id: POLICY_IMMUTABLE,
@@ -189,10 +195,14 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: REQUIRE_GANG,
         catalogue: "setting requireGangForJobsWithAtLeast",
-        summary: "large jobs must be gangs",
+        summary: "large jobs must be gangs (Kubeflow v1: minAvailable; Trainer v2: a runtime with podGroupPolicy)",
     },
     RuleInfo { id: QUEUE_IMMUTABLE, catalogue: "G-42", summary: "schedulingPolicy.queue never changes" },
-    RuleInfo { id: SCHEDULE_TIMEOUT, catalogue: "G-45", summary: "scheduleTimeoutSeconds is not negative" },
+    RuleInfo {
+        id: SCHEDULE_TIMEOUT,
+        catalogue: "G-45",
+        summary: "scheduleTimeoutSeconds is not negative (Kubeflow v1; Trainer v2 runtimes' coscheduling)",
+    },
     RuleInfo {
         id: SCHEDULER_NAME,
         catalogue: "G-46",
@@ -212,6 +222,26 @@ pub const RULES: &[RuleInfo] = &[
         id: JOB_PARENT,
         catalogue: "J-03",
         summary: "warn when a Job whose JobSet or TrainJob owner makes its Workload also sets spec.scheduling",
+    },
+    RuleInfo {
+        id: POD_GROUP_POLICY,
+        catalogue: "V2-20",
+        summary: "Trainer v2 runtime: podGroupPolicy names exactly one of coscheduling and volcano (stricter than upstream, kubeflow/trainer#4060); a TrainJob naming a runtime with both is rejected",
+    },
+    RuleInfo {
+        id: VOLCANO_QUEUE,
+        catalogue: "V2-21",
+        summary: "Trainer v2 Volcano runtime and TrainJob patches: the queue annotation is not empty; warn when the Queue is missing or not Open (context-aware)",
+    },
+    RuleInfo {
+        id: TRAINER_SCHEDULER_NAME,
+        catalogue: "V2-22",
+        summary: "Trainer v2 gang runtime: every replicated job's Pods name the same schedulerName",
+    },
+    RuleInfo {
+        id: GANG_DEPENDS_ON,
+        catalogue: "V2-23",
+        summary: "warn when a gang runtime's job starts only after another (dependsOn) while the gang counts the pods of both",
     },
 ];
 
@@ -247,6 +277,7 @@ pub struct Gang;
 
 impl RuleSet for Gang {
     const NAME: &'static str = "gang";
+    const KINDS: u32 = kinds::ALL;
     type Settings = Settings;
 
     fn validate_settings(s: &Settings) -> Result<(), String> {
@@ -315,6 +346,11 @@ impl RuleSet for Gang {
                     check_job_update(job, old, &mut v);
                 }
             }
+            (Resource::Runtime(runtime), _) => {
+                trainer::check_runtime(&ctx, runtime, review.operation == Operation::Create, &mut v);
+            }
+            (Resource::TrainJob(job), None) => trainer::check_train_job(&ctx, job, &mut v),
+            (Resource::TrainJob(_), Some(_)) => {}
             (Resource::BatchJob(job), old) => {
                 let old = match old {
                     Some(Resource::BatchJob(old)) => Some(old.as_ref()),

@@ -1,0 +1,455 @@
+use super::kueue::is_go_bool;
+use super::*;
+use crate::cluster::MemoryCluster;
+use crate::engine::parse_settings;
+use serde_json::{Value, json};
+
+const QUALIFIED_NAME_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+fn review(operation: &str, object: Value, old: Value) -> Review<'static> {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let request = json!({"operation": operation, "namespace": "ml",
+        "kind": {"group": group, "version": version, "kind": object["kind"]},
+        "object": object, "oldObject": old});
+    crate::review::review_request(&request).unwrap().unwrap()
+}
+
+fn settings(v: Value) -> Settings {
+    parse_settings::<Topology>(&v).unwrap()
+}
+
+fn pod_group(spec: Value) -> Value {
+    json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "g"}, "spec": spec})
+}
+
+fn gang_with_key(min_count: i32, key: &str) -> Value {
+    pod_group(json!({"schedulingPolicy": {"gang": {"minCount": min_count}},
+        "schedulingConstraints": {"topology": [{"key": key}]}}))
+}
+
+fn node(name: &str, labels: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": {"podCIDR": "x"}})
+}
+
+/// Four nodes: racks r1 (3 nodes) and r2 (1 node); every node has a zone.
+fn nodes() -> MemoryCluster {
+    MemoryCluster::new(vec![
+        node("n1", json!({"rack": "r1", "zone": "a"})),
+        node("n2", json!({"rack": "r1", "zone": "a"})),
+        node("n3", json!({"rack": "r1", "zone": "a"})),
+        node("n4", json!({"rack": "r2", "zone": "a"})),
+    ])
+}
+
+fn run(s: &Settings, object: Value, cluster: &MemoryCluster) -> (Vec<String>, Vec<String>) {
+    let v = Topology::check(s, &review("CREATE", object, Value::Null), cluster);
+    (v.violations.iter().map(|x| x.to_string()).collect(), v.warning_messages())
+}
+
+#[test]
+fn every_holder_of_a_1_37_tree_is_checked_and_templates_are_immutable() {
+    let tree = |leaf_key: &str| {
+        json!({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload", "metadata": {"name": "w", "namespace": "ml"},
+            "spec": {"compositePodGroupTemplates": [{"name": "job", "schedulingPolicy": {"gang": {"minGroupCount": 9}},
+                "schedulingConstraints": {"topology": [{"key": "zone"}]},
+                "podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 3}},
+                    "schedulingConstraints": {"topology": [{"key": leaf_key}]}}]}]}})
+    };
+    // The composite's minGroupCount (9 groups) is no pod count: no domain-size warning for it.
+    assert_eq!(run(&Settings::default(), tree("rack"), &nodes()), (Vec::new(), Vec::new()));
+    let at = "spec.compositePodGroupTemplates[0].podGroupTemplates[0].schedulingConstraints";
+    let (v, _) = run(&Settings::default(), tree("Rack Name"), &nodes());
+    assert_eq!(v, [format!("{at}.topology[0].key: Invalid value: \"Rack Name\": {QUALIFIED_NAME_MSG} [topology.key]")]);
+    let update = Topology::check(&Settings::default(), &review("UPDATE", tree("zone"), tree("rack")), &nodes());
+    let v: Vec<String> = update.violations.iter().map(|x| x.to_string()).collect();
+    assert_eq!(v, [format!("{at}: Forbidden: field is immutable [topology.immutable]")]);
+}
+
+#[test]
+fn settings_are_validated() {
+    assert_eq!(settings(Value::Null), Settings::default());
+    assert!(Settings::default().check_node_labels);
+    let err = |v: Value| parse_settings::<Topology>(&v).unwrap_err();
+    assert_eq!(
+        err(json!({"allowedTopologyKeys": []})),
+        "invalid topology settings: allowedTopologyKeys: must list at least one label key (leave the setting out to allow every key)"
+    );
+    assert_eq!(
+        err(json!({"allowedTopologyKeys": ["zone", "-rack"]})),
+        format!(
+            "invalid topology settings: allowedTopologyKeys[1]: \"-rack\" is not a valid label key: {QUALIFIED_NAME_MSG}"
+        )
+    );
+    assert_eq!(
+        err(json!({"requireTopologyForMinCountAtLeast": 0})),
+        "invalid topology settings: requireTopologyForMinCountAtLeast: must be at least 1, got 0"
+    );
+    assert!(err(json!({"checkNodeLabel": false})).contains("unknown field `checkNodeLabel`"));
+    assert!(err(json!({"checkNodeLabels": "yes"})).contains("checkNodeLabels: invalid type: string \"yes\""));
+}
+
+#[test]
+fn topology_entries_and_keys() {
+    let s = Settings { check_node_labels: false, ..Settings::default() };
+    // Past the maximum the list gets one error and no per-entry checks.
+    let object = pod_group(json!({"schedulingPolicy": {"gang": {"minCount": 2}},
+        "schedulingConstraints": {"topology": [{"key": ""}, {"key": "x/"}]}}));
+    let (violations, warnings) = run(&s, object, &MemoryCluster::default());
+    assert_eq!(
+        violations,
+        vec!["spec.schedulingConstraints.topology: Too many: 2: must have at most 1 item [topology.max-entries]"]
+    );
+    assert!(warnings.is_empty());
+    let object = pod_group(json!({"schedulingPolicy": {"gang": {"minCount": 2}},
+        "schedulingConstraints": {"topology": [{"key": ""}]}}));
+    assert_eq!(
+        run(&s, object, &MemoryCluster::default()).0,
+        vec!["spec.schedulingConstraints.topology[0].key: Required value [topology.key]"]
+    );
+    let object = pod_group(json!({"schedulingPolicy": {"gang": {"minCount": 2}},
+        "schedulingConstraints": {"topology": [{"key": "x/"}]}}));
+    let (violations, warnings) = run(&s, object, &MemoryCluster::default());
+    assert_eq!(
+        violations,
+        vec![
+            "spec.schedulingConstraints.topology[0].key: Invalid value: \"x/\": name part must be non-empty [topology.key]"
+                .to_string(),
+            format!("spec.schedulingConstraints.topology[0].key: Invalid value: \"x/\": {QUALIFIED_NAME_MSG} [topology.key]"),
+        ]
+    );
+    assert!(warnings.is_empty());
+    // An empty constraint is fine (T-04).
+    let empty = pod_group(json!({"schedulingPolicy": {"gang": {"minCount": 2}}, "schedulingConstraints": {}}));
+    assert_eq!(run(&s, empty, &MemoryCluster::default()), (vec![], vec![]));
+}
+
+#[test]
+fn workload_templates_report_their_own_paths() {
+    let s = Settings { check_node_labels: false, ..Settings::default() };
+    let w = json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload", "metadata": {"name": "w"},
+        "spec": {"podGroupTemplates": [
+            {"name": "a", "schedulingPolicy": {"gang": {"minCount": 2}}, "schedulingConstraints": {"topology": [{"key": "zone"}]}},
+            {"name": "b", "schedulingPolicy": {"basic": {}}, "schedulingConstraints": {"topology": [{"key": "Bad Key"}]}}]}});
+    let (violations, warnings) = run(&s, w, &MemoryCluster::default());
+    assert_eq!(
+        violations,
+        vec![format!(
+            "spec.podGroupTemplates[1].schedulingConstraints.topology[0].key: Invalid value: \"Bad Key\": {QUALIFIED_NAME_MSG} [topology.key]"
+        )]
+    );
+    assert_eq!(warnings.len(), 1);
+    assert!(warnings[0].starts_with("spec.podGroupTemplates[1].schedulingConstraints.topology: with a basic schedulingPolicy the scheduler checks the topology only against the pods it has seen so far"), "{warnings:?}");
+    assert!(warnings[0].ends_with("[topology.basic-policy]"));
+}
+
+#[test]
+fn preemption_expectations_warn() {
+    let s = Settings { check_node_labels: false, ..Settings::default() };
+    let object = pod_group(json!({"schedulingPolicy": {"gang": {"minCount": 2}},
+        "schedulingConstraints": {"topology": [{"key": "zone"}]},
+        "priorityClassName": "high", "priority": 1000, "disruptionMode": "PodGroup"}));
+    let (violations, warnings) = run(&s, object, &MemoryCluster::default());
+    assert!(violations.is_empty());
+    assert_eq!(
+        warnings,
+        vec![
+            "spec.schedulingConstraints.topology: is combined with priorityClassName \"high\" and priority 1000 and disruptionMode \"PodGroup\", but Kubernetes 1.36 does not run workload-aware preemption for pod groups with scheduling constraints (\"workload aware preemption is not supported for pod groups with scheduling constraints\"), so the scheduler will not preempt other pods to make room for this group [topology.preemption]"
+        ]
+    );
+    // The defaults (disruptionMode Pod, priority 0, no class) promise nothing.
+    let defaults = pod_group(json!({"schedulingPolicy": {"gang": {"minCount": 2}},
+        "schedulingConstraints": {"topology": [{"key": "zone"}]}, "priority": 0, "disruptionMode": "Pod", "priorityClassName": ""}));
+    assert_eq!(run(&s, defaults, &MemoryCluster::default()), (vec![], vec![]));
+    // Without topology nothing is said.
+    let plain = pod_group(json!({"schedulingPolicy": {"gang": {"minCount": 2}}, "priorityClassName": "high"}));
+    assert_eq!(run(&s, plain, &MemoryCluster::default()), (vec![], vec![]));
+}
+
+#[test]
+fn settings_allow_and_require_keys() {
+    let s = settings(
+        json!({"allowedTopologyKeys": ["zone", "rack"], "requireTopologyForMinCountAtLeast": 4, "checkNodeLabels": false}),
+    );
+    let (violations, _) = run(&s, gang_with_key(2, "block"), &MemoryCluster::default());
+    assert_eq!(
+        violations,
+        vec![
+            "spec.schedulingConstraints.topology[0].key: Unsupported value: \"block\": supported values: \"zone\", \"rack\" [topology.allowed-keys]"
+        ]
+    );
+    let big = pod_group(json!({"schedulingPolicy": {"gang": {"minCount": 4}}}));
+    let (violations, _) = run(&s, big, &MemoryCluster::default());
+    assert_eq!(
+        violations,
+        vec![
+            "spec.schedulingConstraints.topology: Required value: gangs with minCount 4 or more must be kept in one topology domain (settings.requireTopologyForMinCountAtLeast), and this one has minCount 4 [topology.require-topology]"
+        ]
+    );
+    let small = pod_group(json!({"schedulingPolicy": {"gang": {"minCount": 3}}}));
+    assert_eq!(run(&s, small, &MemoryCluster::default()), (vec![], vec![]));
+    let basic = pod_group(json!({"schedulingPolicy": {"basic": {}}}));
+    assert_eq!(run(&s, basic, &MemoryCluster::default()), (vec![], vec![]));
+    assert_eq!(run(&s, gang_with_key(8, "rack"), &MemoryCluster::default()), (vec![], vec![]));
+}
+
+#[test]
+fn keys_must_be_on_some_node() {
+    let s = Settings::default();
+    let (violations, warnings) = run(&s, gang_with_key(2, "topology.example.com/block"), &nodes());
+    assert_eq!(
+        violations,
+        vec![
+            "spec.schedulingConstraints.topology[0].key: Invalid value: \"topology.example.com/block\": no node carries the label \"topology.example.com/block\" (checked 4 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]"
+        ]
+    );
+    assert!(warnings.is_empty());
+    let (violations, _) = run(&s, gang_with_key(2, "rack"), &MemoryCluster::new(vec![node("n1", json!({}))]));
+    assert!(violations[0].contains("(checked 1 node)"), "{violations:?}");
+    assert_eq!(run(&s, gang_with_key(3, "rack"), &nodes()), (vec![], vec![]));
+}
+
+#[test]
+fn gangs_larger_than_every_domain_warn() {
+    let (violations, warnings) = run(&Settings::default(), gang_with_key(4, "rack"), &nodes());
+    assert!(violations.is_empty());
+    assert_eq!(
+        warnings,
+        vec![
+            "spec.schedulingPolicy.gang.minCount: 4 is larger than the largest \"rack\" domain (3 nodes): the 4 nodes carrying the label form 2 distinct domains, so the gang can never fit with one pod per node [topology.domain-size]"
+        ]
+    );
+    // One zone of four nodes holds it.
+    assert_eq!(run(&Settings::default(), gang_with_key(4, "zone"), &nodes()), (vec![], vec![]));
+}
+
+#[test]
+fn lookups_fail_open_or_closed() {
+    let failing = MemoryCluster::failing("connection refused");
+    let (violations, warnings) = run(&Settings::default(), gang_with_key(2, "rack"), &failing);
+    assert!(violations.is_empty());
+    assert_eq!(
+        warnings,
+        vec![
+            "spec.schedulingConstraints.topology[0].key: cannot look up Nodes: connection refused; the check was skipped [topology.key-on-nodes]"
+        ]
+    );
+    let closed = Settings { fail_on_lookup_error: true, ..Settings::default() };
+    let (violations, _) = run(&closed, gang_with_key(2, "rack"), &failing);
+    assert_eq!(
+        violations,
+        vec![
+            "spec.schedulingConstraints.topology[0].key: Internal error: cannot look up Nodes: connection refused [topology.key-on-nodes]"
+        ]
+    );
+    // No key, no lookup: a failing cluster is never asked.
+    let plain = pod_group(json!({"schedulingPolicy": {"gang": {"minCount": 2}}}));
+    assert_eq!(run(&closed, plain, &failing), (vec![], vec![]));
+}
+
+#[test]
+fn pod_group_updates() {
+    let old = gang_with_key(2, "rack");
+    let changed = gang_with_key(2, "zone");
+    let v = Topology::check(&Settings::default(), &review("UPDATE", changed, old.clone()), &nodes());
+    assert_eq!(v.message().unwrap(), "spec.schedulingConstraints: Forbidden: field is immutable [topology.immutable]");
+    // Unchanged: not rechecked, even though no node carries the key any more.
+    let mut relabelled = old.clone();
+    relabelled["metadata"]["labels"] = json!({"a": "b"});
+    let v = Topology::check(
+        &Settings::default(),
+        &review("UPDATE", relabelled, old),
+        &MemoryCluster::failing("must not be called"),
+    );
+    assert_eq!(v, Verdict::default());
+}
+
+fn job(annotations: Value, replicas: Value) -> Value {
+    json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "p"}, "spec": {"pytorchReplicaSpecs": {
+        "Worker": {"replicas": replicas, "template": {"metadata": {"annotations": annotations},
+            "spec": {"containers": [{"name": "pytorch", "image": "i"}]}}}}}})
+}
+
+const ANN: &str = "spec.pytorchReplicaSpecs[Worker].template.metadata.annotations";
+
+#[test]
+fn kueue_annotations() {
+    let s = Settings { check_node_labels: false, ..Settings::default() };
+    let one_of = job(json!({KUEUE_REQUIRED: "rack", KUEUE_PREFERRED: "rack", KUEUE_UNCONSTRAINED: "maybe"}), json!(2));
+    let (violations, _) = run(&s, one_of, &MemoryCluster::default());
+    assert_eq!(
+        violations,
+        vec![
+            format!(
+                "{ANN}: Invalid value: must not contain more than one topology annotation: [\"kueue.x-k8s.io/podset-required-topology\", \"kueue.x-k8s.io/podset-preferred-topology\", \"kueue.x-k8s.io/podset-unconstrained-topology\"] [topology.kueue-one-of]"
+            ),
+            format!(
+                "{ANN}[kueue.x-k8s.io/podset-unconstrained-topology]: Invalid value: \"maybe\": must be a boolean value [topology.kueue-value]"
+            ),
+        ]
+    );
+    let bad_level = job(json!({KUEUE_PREFERRED: "", KUEUE_UNCONSTRAINED: "True"}), json!(2));
+    let (violations, _) = run(&s, bad_level, &MemoryCluster::default());
+    assert_eq!(violations.len(), 3, "{violations:?}");
+    assert_eq!(
+        violations[1],
+        format!(
+            "{ANN}[kueue.x-k8s.io/podset-preferred-topology]: Invalid value: \"\": name part must be non-empty [topology.kueue-value]"
+        )
+    );
+}
+
+#[test]
+fn kueue_slices() {
+    let s = Settings { check_node_labels: false, ..Settings::default() };
+    let cases = [
+        (
+            json!({KUEUE_REQUIRED: "block", KUEUE_SLICE_REQUIRED: "rack"}),
+            format!(
+                "{ANN}[kueue.x-k8s.io/podset-slice-size]: Required value: must be set when 'kueue.x-k8s.io/podset-slice-required-topology' is specified [topology.kueue-slice]"
+            ),
+        ),
+        (
+            json!({KUEUE_SLICE_SIZE: "2"}),
+            format!(
+                "{ANN}[kueue.x-k8s.io/podset-slice-size]: Forbidden: may not be set when 'kueue.x-k8s.io/podset-slice-required-topology' is not specified [topology.kueue-slice]"
+            ),
+        ),
+        (
+            json!({KUEUE_SLICE_REQUIRED: "rack", KUEUE_SLICE_SIZE: "two"}),
+            format!(
+                "{ANN}[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"two\": must be a numeric value [topology.kueue-slice]"
+            ),
+        ),
+        (
+            json!({KUEUE_SLICE_REQUIRED: "rack", KUEUE_SLICE_SIZE: "0"}),
+            format!(
+                "{ANN}[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"0\": must be greater than or equal to 1 [topology.kueue-slice]"
+            ),
+        ),
+        (
+            json!({KUEUE_SLICE_REQUIRED: "rack", KUEUE_SLICE_SIZE: "5"}),
+            format!(
+                "{ANN}[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"5\": must not be greater than pod set count 4 [topology.kueue-slice]"
+            ),
+        ),
+        (
+            json!({KUEUE_SLICE_REQUIRED: "rack", KUEUE_SLICE_SIZE: "2147483648"}),
+            format!(
+                "{ANN}[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"2147483648\": must be a numeric value [topology.kueue-slice]"
+            ),
+        ),
+    ];
+    for (annotations, want) in cases {
+        let (violations, _) = run(&s, job(annotations.clone(), json!(4)), &MemoryCluster::default());
+        assert_eq!(violations, vec![want], "{annotations}");
+    }
+    let ok = job(json!({KUEUE_REQUIRED: "block", KUEUE_SLICE_REQUIRED: "rack", KUEUE_SLICE_SIZE: "+4"}), json!(4));
+    assert_eq!(run(&s, ok, &MemoryCluster::default()), (vec![], vec![]));
+    // Unset replicas count as 1 pod, as Kueue counts them.
+    let (violations, _) = run(
+        &s,
+        job(json!({KUEUE_SLICE_REQUIRED: "rack", KUEUE_SLICE_SIZE: "2"}), Value::Null),
+        &MemoryCluster::default(),
+    );
+    assert!(violations[0].ends_with("must not be greater than pod set count 1 [topology.kueue-slice]"));
+}
+
+fn two_replica_job(master: Value, worker: Value, worker_replicas: i32) -> Value {
+    let tpl =
+        |a: Value| json!({"metadata": {"annotations": a}, "spec": {"containers": [{"name": "pytorch", "image": "i"}]}});
+    json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "p"}, "spec": {"pytorchReplicaSpecs": {
+        "Master": {"replicas": 1, "template": tpl(master)},
+        "Worker": {"replicas": worker_replicas, "template": tpl(worker)}}}})
+}
+
+#[test]
+fn kueue_groups() {
+    let s = Settings { check_node_labels: false, ..Settings::default() };
+    let m = "spec.pytorchReplicaSpecs[Master].template.metadata.annotations";
+    let grouped = |level: &str| json!({KUEUE_REQUIRED: level, KUEUE_GROUP_NAME: "g"});
+    assert_eq!(
+        run(&s, two_replica_job(grouped("rack"), grouped("rack"), 4), &MemoryCluster::default()),
+        (vec![], vec![])
+    );
+    let (violations, _) = run(&s, two_replica_job(grouped("rack"), grouped("block"), 4), &MemoryCluster::default());
+    assert_eq!(
+        violations,
+        vec![
+            format!(
+                "{m}: Invalid value: must specify 'kueue.x-k8s.io/podset-required-topology' or 'kueue.x-k8s.io/podset-preferred-topology' topology consistent with '{ANN}' in group 'g' [topology.kueue-group]"
+            ),
+            format!(
+                "{ANN}: Invalid value: must specify 'kueue.x-k8s.io/podset-required-topology' or 'kueue.x-k8s.io/podset-preferred-topology' topology consistent with '{m}' in group 'g' [topology.kueue-group]"
+            ),
+        ]
+    );
+    let mut two_big = two_replica_job(grouped("rack"), grouped("rack"), 4);
+    two_big["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = json!(2);
+    let (violations, _) = run(&s, two_big, &MemoryCluster::default());
+    assert_eq!(violations.len(), 2);
+    assert_eq!(
+        violations[0],
+        format!(
+            "{m}[kueue.x-k8s.io/podset-group-name]: Invalid value: \"g\": can only define groups where at least one pod set has only 1 replica, got: 2 replica(s) and 4 replica(s) in the group [topology.kueue-group]"
+        )
+    );
+    let (violations, _) = run(&s, two_replica_job(grouped("rack"), json!({}), 4), &MemoryCluster::default());
+    assert_eq!(
+        violations,
+        vec![format!(
+            "{m}[kueue.x-k8s.io/podset-group-name]: Invalid value: \"g\": can only define groups of exactly 2 pod sets, got: 1 pod set(s) [topology.kueue-group]"
+        )]
+    );
+    let lone = json!({KUEUE_GROUP_NAME: "42", KUEUE_SLICE_REQUIRED: "rack", KUEUE_SLICE_SIZE: "1"});
+    let (violations, _) = run(&s, two_replica_job(json!({}), lone, 4), &MemoryCluster::default());
+    let g = format!("{ANN}[kueue.x-k8s.io/podset-group-name]");
+    assert_eq!(
+        violations,
+        vec![
+            format!("{g}: Invalid value: \"42\": must not be a number [topology.kueue-group]"),
+            format!(
+                "{g}: Forbidden: may not be set when 'kueue.x-k8s.io/podset-slice-size' is specified [topology.kueue-group]"
+            ),
+            format!(
+                "{g}: Forbidden: may not be set when 'kueue.x-k8s.io/podset-slice-required-topology' is specified [topology.kueue-group]"
+            ),
+            format!(
+                "{g}: Forbidden: may not be set when neither 'kueue.x-k8s.io/podset-preferred-topology' nor 'kueue.x-k8s.io/podset-required-topology' is specified [topology.kueue-group]"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn kueue_levels_are_allowed_and_on_nodes() {
+    let s = settings(json!({"allowedTopologyKeys": ["rack"]}));
+    let (violations, _) = run(&s, job(json!({KUEUE_REQUIRED: "zone"}), json!(2)), &nodes());
+    assert_eq!(
+        violations,
+        vec![format!(
+            "{ANN}[kueue.x-k8s.io/podset-required-topology]: Unsupported value: \"zone\": supported values: \"rack\" [topology.allowed-keys]"
+        )]
+    );
+    let (violations, warnings) = run(&Settings::default(), job(json!({KUEUE_PREFERRED: "block"}), json!(8)), &nodes());
+    assert_eq!(
+        violations,
+        vec![format!(
+            "{ANN}[kueue.x-k8s.io/podset-preferred-topology]: Invalid value: \"block\": no node carries the label \"block\" (checked 4 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]"
+        )]
+    );
+    assert!(warnings.is_empty(), "Kueue pod sets have no minCount: {warnings:?}");
+    // A level the job already had is not looked up again on update.
+    let old = job(json!({KUEUE_PREFERRED: "block"}), json!(8));
+    let new = job(json!({KUEUE_PREFERRED: "block"}), json!(4));
+    let v = Topology::check(&Settings::default(), &review("UPDATE", new, old), &MemoryCluster::failing("not called"));
+    assert_eq!(v, Verdict::default());
+}
+
+#[test]
+fn other_kinds_are_left_alone() {
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "i"}]}});
+    assert_eq!(run(&Settings::default(), pod, &MemoryCluster::failing("not called")), (vec![], vec![]));
+    assert!(is_go_bool("F") && is_go_bool("1") && !is_go_bool("yes") && !is_go_bool(""));
+}

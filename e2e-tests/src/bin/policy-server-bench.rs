@@ -1,0 +1,449 @@
+//! `make bench`, the policy-server part: the everyday requests of `payloads::request_scenarios()`
+//! through one real policy-server process serving every module and the baseline policy, against
+//! a test API server holding the everyday cluster (its Nodes and the claim sources the requests
+//! name, so every lookup finds its object).
+//!
+//! ```text
+//! policy-server-bench [--connections C] [--seconds T] [--rounds R] [--check] [--write FILE]
+//! ```
+//!
+//! For each scenario, each round sends the baseline (the trivial policy, given a Pod payload of
+//! the same size, `payloads::baseline_payload`) and then the policy (the order swaps every
+//! round) for T seconds each over C keep-alive connections, every answer's `allowed` checked
+//! against what the project's own host answers for the same request. Throughput and latency
+//! are medians over the R rounds. Each scenario's policy has an entry with exactly the
+//! scenario's settings. `--write` replaces the text between the markers in FILE; `--check`
+//! fails when a policy's throughput is below a third of the baseline's. Prints one "skipped:"
+//! line and exits 0 without policy-server or kwctl.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use gangwarden_core::cluster::MemoryCluster;
+use gangwarden_e2e_tests::apiserver::TestApiServer;
+use gangwarden_e2e_tests::host::Policy;
+use gangwarden_e2e_tests::payloads;
+use gangwarden_e2e_tests::policy_server::{
+    Options, PolicyServer, TempDir, annotate_all, context_aware_resources, entry_id, policies_yml, project_policies,
+    read_manifest, tool, with_settings,
+};
+use gangwarden_e2e_tests::{POLICIES, deploy_manifest, repo_root};
+use serde_json::{Value, json};
+
+const BEGIN: &str = "<!-- policy-server-bench:begin -->";
+const END: &str = "<!-- policy-server-bench:end -->";
+/// `--check` fails when a policy's throughput is below this share of the baseline's.
+const CHECK_SHARE: f64 = 1.0 / 3.0;
+/// Requests sent to every entry before measuring (module caches, reflectors, connections).
+const WARM_UP: usize = 20;
+/// The longest one answer may take before the bench gives up.
+const ANSWER_WITHIN: Duration = Duration::from_secs(10);
+
+struct Args {
+    connections: usize,
+    seconds: f64,
+    rounds: usize,
+    check: bool,
+    write: Option<PathBuf>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args { connections: 4, seconds: 3.0, rounds: 5, check: false, write: None };
+    let mut it = std::env::args().skip(1);
+    let usage = "usage: policy-server-bench [--connections C] [--seconds T] [--rounds R] [--check] [--write FILE]";
+    while let Some(arg) = it.next() {
+        let mut number = |what: &str| -> Result<f64, String> {
+            it.next()
+                .and_then(|n| n.parse::<f64>().ok())
+                .filter(|n| *n > 0.0)
+                .ok_or(format!("{what} needs a positive number"))
+        };
+        match arg.as_str() {
+            "--connections" => args.connections = number("--connections")? as usize,
+            "--seconds" => args.seconds = number("--seconds")?,
+            "--rounds" => args.rounds = number("--rounds")? as usize,
+            "--check" => args.check = true,
+            "--write" => args.write = Some(it.next().ok_or("--write needs a file")?.into()),
+            other => return Err(format!("unknown argument {other}; {usage}")),
+        }
+    }
+    if args.connections == 0 || args.rounds == 0 {
+        return Err(usage.to_string());
+    }
+    Ok(args)
+}
+
+// ---------------------------------------------------------------------------------------------
+// A keep-alive HTTP/1.1 client, enough for policy-server's Content-Length answers.
+
+struct Connection {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+impl Connection {
+    fn open(addr: &str) -> Result<Connection, String> {
+        let stream = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
+        stream.set_read_timeout(Some(ANSWER_WITHIN)).map_err(|e| e.to_string())?;
+        stream.set_write_timeout(Some(ANSWER_WITHIN)).map_err(|e| e.to_string())?;
+        stream.set_nodelay(true).map_err(|e| e.to_string())?;
+        Ok(Connection { stream, buf: Vec::new() })
+    }
+
+    fn fill(&mut self) -> Result<(), String> {
+        let mut chunk = [0u8; 16 * 1024];
+        let n = self.stream.read(&mut chunk).map_err(|e| format!("read: {e}"))?;
+        if n == 0 {
+            return Err("policy-server closed the connection".into());
+        }
+        self.buf.extend_from_slice(&chunk[..n]);
+        Ok(())
+    }
+
+    /// Sends one request (whole, head and body) and returns the answer's body.
+    fn exchange(&mut self, request: &[u8]) -> Result<Vec<u8>, String> {
+        self.stream.write_all(request).map_err(|e| format!("write: {e}"))?;
+        let head_end = loop {
+            if let Some(end) = find(&self.buf, b"\r\n\r\n") {
+                break end;
+            }
+            self.fill()?;
+        };
+        let head = String::from_utf8_lossy(&self.buf[..head_end]).to_string();
+        let status = head.split(' ').nth(1).unwrap_or_default();
+        let length = head
+            .lines()
+            .find_map(|l| l.split_once(':').filter(|(n, _)| n.trim().eq_ignore_ascii_case("content-length")))
+            .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+            .ok_or(format!("an answer without Content-Length: {head}"))?;
+        while self.buf.len() < head_end + 4 + length {
+            self.fill()?;
+        }
+        let body: Vec<u8> = self.buf.drain(..head_end + 4 + length).skip(head_end + 4).collect();
+        if status != "200" {
+            return Err(format!("HTTP {status}: {}", String::from_utf8_lossy(&body)));
+        }
+        Ok(body)
+    }
+}
+
+/// One request as bytes on the wire, and the `allowed` its answer must carry.
+struct Load {
+    request: Vec<u8>,
+    allowed: bool,
+}
+
+impl Load {
+    fn new(port: u16, entry: &str, admission_request: &Value, allowed: bool) -> Load {
+        let body =
+            json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": admission_request})
+                .to_string();
+        let head = format!(
+            "POST /validate/{entry} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        Load { request: [head.as_bytes(), body.as_bytes()].concat(), allowed }
+    }
+
+    fn send(&self, conn: &mut Connection) -> Result<(), String> {
+        let body = conn.exchange(&self.request)?;
+        let review: Value = serde_json::from_slice(&body).map_err(|e| format!("the answer is not JSON: {e}"))?;
+        match review["response"]["allowed"].as_bool() {
+            Some(a) if a == self.allowed => Ok(()),
+            _ => Err(format!("expected allowed={}, policy-server answered {}", self.allowed, review["response"])),
+        }
+    }
+}
+
+/// One timed phase: requests/s and every latency.
+struct Phase {
+    rate: f64,
+    latencies: Vec<Duration>,
+}
+
+/// `load` over `connections` keep-alive connections for `seconds`.
+fn phase(addr: &str, load: &Load, connections: usize, seconds: f64) -> Result<Phase, String> {
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs_f64(seconds);
+    let results: Vec<Result<Vec<Duration>, String>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..connections)
+            .map(|_| {
+                s.spawn(move || -> Result<Vec<Duration>, String> {
+                    let mut conn = Connection::open(addr)?;
+                    let mut latencies = Vec::new();
+                    while Instant::now() < deadline {
+                        let t = Instant::now();
+                        load.send(&mut conn)?;
+                        latencies.push(t.elapsed());
+                    }
+                    Ok(latencies)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err("a load thread panicked".into()))).collect()
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    let mut latencies = Vec::new();
+    for r in results {
+        latencies.extend(r?);
+    }
+    latencies.sort();
+    Ok(Phase { rate: latencies.len() as f64 / elapsed, latencies })
+}
+
+fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    sorted.get(((sorted.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or_default()
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or_default()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// A scenario ready to send: its policy's entry and request, and the baseline's.
+struct Row {
+    name: String,
+    bytes: usize,
+    policy: Load,
+    baseline: Load,
+}
+
+struct Measured {
+    name: String,
+    bytes: usize,
+    policy_rate: f64,
+    baseline_rate: f64,
+    median_ms: f64,
+    p99_ms: f64,
+    baseline_median_ms: f64,
+}
+
+/// The baseline's manifest: a cluster-wide policy like the deploy manifests, on the annotated
+/// baseline module.
+fn baseline_manifest(module: &Path) -> Value {
+    json!({"apiVersion": "policies.kubewarden.io/v1", "kind": "ClusterAdmissionPolicy",
+           "metadata": {"name": "bench-baseline"},
+           "spec": {"module": format!("file://{}", module.display()), "mode": "protect", "mutating": false,
+                    "settings": {}}})
+}
+
+/// The cluster the bench's lookups see: the everyday Nodes, and the claim sources the everyday
+/// PodGroup and Job name (`eight-gpus`, `rdma-fabric`), so every lookup finds what it asks for.
+fn bench_cluster() -> Vec<Value> {
+    let mut objects = payloads::everyday_nodes();
+    objects.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "eight-gpus", "namespace": "ml"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpu",
+            "exactly": {"deviceClassName": "gpu.example.com", "allocationMode": "ExactCount", "count": 8}}]}}}}));
+    objects.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": "rdma-fabric", "namespace": "ml"},
+        "spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "rdma.example.com"}}]}}}));
+    objects.push(payloads::everyday_runtime());
+    objects
+}
+
+/// The host's `accepted` for a payload; a warning is reported (the everyday requests should
+/// find every object they look up).
+fn host_allowed(policy: &Policy, payload: &[u8], cluster: MemoryCluster, what: &str) -> Result<bool, String> {
+    let answer = policy.call("validate", payload, cluster)?.answer.map_err(|e| format!("{}: {e}", policy.name))?;
+    if let Some(warnings) = answer["warnings"].as_array().filter(|w| !w.is_empty()) {
+        let warnings: Vec<&str> = warnings.iter().filter_map(Value::as_str).collect();
+        eprintln!("note: {what} warns in the project's host: {}", warnings.join("; "));
+    }
+    answer["accepted"].as_bool().ok_or(format!("{}: no `accepted` in {answer}", policy.name))
+}
+
+fn run() -> Result<bool, String> {
+    let args = parse_args()?;
+    let Some(kwctl) = tool("KWCTL", "kwctl") else {
+        println!(
+            "skipped: policy-server bench (kwctl not found: put it on PATH or set KWCTL; it annotates the modules)"
+        );
+        return Ok(true);
+    };
+    if tool("POLICY_SERVER", "policy-server").is_none() {
+        println!("skipped: policy-server bench (policy-server not found: put it on PATH or set POLICY_SERVER)");
+        return Ok(true);
+    }
+    let root = repo_root();
+    let baseline_dir = root.join("e2e-tests").join("baseline-policy");
+    let tmp = TempDir::new("gangwarden-policy-server-bench")?;
+    let mut policies = project_policies();
+    policies.push(("baseline", baseline_dir.clone()));
+    let modules = annotate_all(&kwctl, &policies, tmp.path())?;
+
+    // One entry per (policy, settings) the scenarios use, with exactly those settings.
+    let scenarios = payloads::request_scenarios();
+    let mut manifests = vec![baseline_manifest(&modules["baseline"])];
+    let mut entries: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut requests = Vec::new();
+    for s in &scenarios {
+        let payload: Value = serde_json::from_slice(&s.payload).map_err(|e| format!("{}: {e}", s.name))?;
+        let settings = &payload["settings"];
+        let key = (s.policy.to_string(), settings.to_string());
+        if !entries.contains_key(&key) {
+            let name = format!("bench-{}-{}", s.policy, entries.len());
+            let manifest = with_settings(&read_manifest(&deploy_manifest(s.policy))?, &name, settings);
+            entries.insert(key.clone(), entry_id(&manifest)?);
+            manifests.push(manifest);
+        }
+        requests.push((entries[&key].clone(), payload["request"].clone()));
+    }
+    let baseline_entry = entry_id(&manifests[0])?;
+
+    // What the project's host answers, which every policy-server answer must match.
+    let baseline_host = Policy::load("baseline", &baseline_dir)?;
+    let mut hosts: BTreeMap<&str, Policy> = BTreeMap::new();
+    for (name, dir) in POLICIES {
+        if scenarios.iter().any(|s| s.policy == *name) {
+            hosts.insert(name, Policy::load(name, &root.join(dir))?);
+        }
+    }
+
+    let objects = bench_cluster();
+    let cluster = MemoryCluster::new(objects.clone());
+    let apiserver = TestApiServer::start_with(objects, None, context_aware_resources(&manifests))
+        .map_err(|e| format!("the test API server does not start: {e}"))?;
+    let kubeconfig = tmp.path().join("kubeconfig");
+    apiserver.write_kubeconfig(&kubeconfig).map_err(|e| format!("{}: {e}", kubeconfig.display()))?;
+    let options = Options { log_level: "warn".into(), ..Options::default() };
+    let mut server = PolicyServer::start_with(&policies_yml(&manifests, &modules)?, Some(&kubeconfig), &options)?;
+    println!("policy-server ready after {:.1} s with {} entries", server.ready_after.as_secs_f64(), manifests.len());
+    let addr = format!("127.0.0.1:{}", server.port());
+
+    let mut rows = Vec::new();
+    for (s, (entry, request)) in scenarios.iter().zip(&requests) {
+        let base_payload = payloads::baseline_payload(s.payload.len());
+        let base: Value = serde_json::from_slice(&base_payload).map_err(|e| e.to_string())?;
+        let base_allowed = host_allowed(&baseline_host, &base_payload, MemoryCluster::default(), "the baseline")?;
+        let allowed = host_allowed(&hosts[s.policy], &s.payload, cluster.clone(), &s.name)?;
+        rows.push(Row {
+            name: s.name.clone(),
+            bytes: s.payload.len(),
+            policy: Load::new(server.port(), entry, request, allowed),
+            baseline: Load::new(server.port(), &baseline_entry, &base["request"], base_allowed),
+        });
+    }
+
+    let mut conn = Connection::open(&addr)?;
+    for row in &rows {
+        for _ in 0..WARM_UP {
+            row.baseline.send(&mut conn).map_err(|e| format!("{} (baseline, warm-up): {e}", row.name))?;
+            row.policy.send(&mut conn).map_err(|e| format!("{} (warm-up): {e}", row.name))?;
+        }
+    }
+    drop(conn);
+    let rss_warm = server.rss_kib()?;
+
+    let mut measured = Vec::new();
+    for row in &rows {
+        let (mut p_rate, mut b_rate, mut p_med, mut p99, mut b_med) = (vec![], vec![], vec![], vec![], vec![]);
+        for round in 0..args.rounds {
+            let measure = |load: &Load, what: &str| {
+                phase(&addr, load, args.connections, args.seconds).map_err(|e| format!("{} ({what}): {e}", row.name))
+            };
+            let (b, p) = if round % 2 == 0 {
+                let b = measure(&row.baseline, "baseline")?;
+                (b, measure(&row.policy, "policy")?)
+            } else {
+                let p = measure(&row.policy, "policy")?;
+                (measure(&row.baseline, "baseline")?, p)
+            };
+            p_rate.push(p.rate);
+            b_rate.push(b.rate);
+            p_med.push(ms(quantile(&p.latencies, 0.5)));
+            p99.push(ms(quantile(&p.latencies, 0.99)));
+            b_med.push(ms(quantile(&b.latencies, 0.5)));
+        }
+        if !server.alive() {
+            return Err(format!("policy-server died:\n{}", server.log_tail(40)));
+        }
+        let m = Measured {
+            name: row.name.clone(),
+            bytes: row.bytes,
+            policy_rate: median(p_rate),
+            baseline_rate: median(b_rate),
+            median_ms: median(p_med),
+            p99_ms: median(p99),
+            baseline_median_ms: median(b_med),
+        };
+        eprintln!("{}: {:.0} req/s (baseline {:.0})", m.name, m.policy_rate, m.baseline_rate);
+        measured.push(m);
+    }
+    let rss_end = server.rss_kib()?;
+
+    let mut out = format!(
+        "Measured by `make bench` (`policy-server-bench`): one policy-server 1.35 process (default worker count, \
+         log level warn) serving every module and the baseline, its lookups answered by the test API server holding \
+         the {} everyday Nodes and the claim template and claim the requests name. Per row, {} rounds of {} s for the baseline and {} s for the policy (the order swaps \
+         every round) over {} keep-alive connections from a load generator on the same {}-core machine; every \
+         answer's `allowed` is checked against the project's own host. Medians over the rounds; latency is the \
+         policy's (the baseline's median in parentheses). The baseline is the trivial policy \
+         (`e2e-tests/baseline-policy`) sent a Pod payload of the same size. `--check` fails when a policy's \
+         throughput is below a third of the baseline's: a loose CI bar, not a target.\n\n\
+         | scenario | bytes | policy req/s | baseline req/s | ratio | median ms | p99 ms |\n|---|---|---|---|---|---|---|\n",
+        payloads::everyday_nodes().len(),
+        args.rounds,
+        args.seconds,
+        args.seconds,
+        args.connections,
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+    );
+    let mut below = Vec::new();
+    for m in &measured {
+        let ratio = m.policy_rate / m.baseline_rate;
+        if ratio < CHECK_SHARE {
+            below.push(format!(
+                "{}: {:.0} req/s < a third of the baseline's {:.0}",
+                m.name, m.policy_rate, m.baseline_rate
+            ));
+        }
+        out.push_str(&format!(
+            "| {} | {} | {:.0} | {:.0} | {ratio:.2} | {:.2} ({:.2}) | {:.2} |\n",
+            m.name, m.bytes, m.policy_rate, m.baseline_rate, m.median_ms, m.baseline_median_ms, m.p99_ms
+        ));
+    }
+    out.push_str(&format!(
+        "\npolicy-server's resident memory: {:.0} MiB after the warm-up ({WARM_UP} requests to each entry), {:.0} MiB \
+         at the end.\n",
+        rss_warm as f64 / 1024.0,
+        rss_end as f64 / 1024.0
+    ));
+    println!("{out}");
+    if let Some(file) = args.write {
+        gangwarden_e2e_tests::write_between_markers(&file, BEGIN, END, &out)?;
+    }
+    if args.check && !below.is_empty() {
+        eprintln!("policy-server bench check failed:");
+        for b in &below {
+            eprintln!("  {b}");
+        }
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("policy-server-bench: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
