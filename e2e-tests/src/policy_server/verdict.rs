@@ -172,6 +172,7 @@ mod tests {
         assert_eq!(judge(&e, &request, &rejected), Ok(()));
         assert!(judge(&expect(json!({"accepted": false, "message": ["[x.a]"]})), &request, &rejected).is_err());
         assert!(judge(&e, &json!({"uid": "other"}), &rejected).unwrap_err().contains("uid"));
+        use base64::Engine as _;
         let patch = base64::engine::general_purpose::STANDARD.encode(br#"[{"op":"add","path":"/spec/b","value":2}]"#);
         let mutated = json!({"response": {"uid": "u", "allowed": true, "patchType": "JSONPatch", "patch": patch,
             "warnings": ["w1"]}});
