@@ -19,6 +19,9 @@ pub struct Query<'a> {
     pub namespace: Option<&'a str>,
     /// Dotted paths of the fields the rule reads; the rest may be left out by the host.
     pub field_masks: &'a [&'a str],
+    /// Lists only: a label selector the host applies (policy-server keeps one watch per
+    /// distinct selector). [`MemoryCluster`] supports the existence form (`key`) the rules use.
+    pub label_selector: Option<&'a str>,
 }
 
 /// A lookup that could not be answered (not "not found": that is `Ok(None)`).
@@ -190,12 +193,17 @@ impl ObjectCluster for MemoryCluster {
         Ok(self
             .matching(query)
             .find(|o| o["metadata"]["name"] == name)
-            .map(|o| in_version(apply_field_masks(o, self.masks(query)), query)))
+            .map(|o| in_version(as_got(o, self.masks(query)), query)))
     }
 
     fn list_objects(&self, query: &Query) -> Result<Vec<Value>, LookupError> {
         self.check(query)?;
-        Ok(self.matching(query).map(|o| in_version(apply_field_masks(o, self.masks(query)), query)).collect())
+        let selector = LabelSelector::parse(query.label_selector)?;
+        Ok(self
+            .matching(query)
+            .filter(|o| selector.matches(o))
+            .map(|o| in_version(as_listed(o, self.masks(query)), query))
+            .collect())
     }
 }
 
@@ -237,32 +245,93 @@ pub fn in_version(mut object: Value, query: &Query) -> Value {
     object
 }
 
-/// Keeps only the masked paths (plus the object's identity), as a host honouring
-/// field masks may do; rules must not read anything else.
-pub fn apply_field_masks(object: &Value, masks: &[&str]) -> Value {
-    if masks.is_empty() {
-        return object.clone();
+/// An object as policy-server 1.35 answers a get: `apiVersion`, `kind` and `metadata` whole,
+/// the rest pruned to the field masks (policy-evaluator's `field_mask.rs` prunes a
+/// `DynamicObject`'s body, not its metadata). No masks: the whole object.
+pub fn as_got(object: &Value, masks: &[&str]) -> Value {
+    let mut out = object.clone();
+    if let (Some(map), false) = (out.as_object_mut(), masks.is_empty()) {
+        let mask = MaskNode::new(masks);
+        map.retain(|key, value| match key.as_str() {
+            "apiVersion" | "kind" | "metadata" => true,
+            _ => mask.keep(key, value),
+        });
     }
-    let mut out = Value::Object(Map::new());
-    let identity = ["apiVersion", "kind", "metadata.name", "metadata.namespace"];
-    for path in identity.iter().chain(masks) {
-        let parts: Vec<&str> = path.split('.').collect();
-        if let Some(v) = parts.iter().try_fold(object, |v, p| v.get(p)) {
-            insert_at(&mut out, &parts, v.clone());
+    out
+}
+
+/// An object as policy-server 1.35 answers a list: as a get, and its watch-fed store also
+/// empties `metadata.managedFields` and drops the last-applied annotation (`reflector.rs`),
+/// which leaves both fields present, as empty values.
+pub fn as_listed(object: &Value, masks: &[&str]) -> Value {
+    let mut out = as_got(object, masks);
+    if let Some(map) = out.as_object_mut() {
+        let meta = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert("managedFields".to_string(), Value::Array(Vec::new()));
+            let annotations = meta.entry("annotations").or_insert_with(|| Value::Object(Map::new()));
+            if let Some(annotations) = annotations.as_object_mut() {
+                annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+            }
         }
     }
     out
 }
 
-fn insert_at(target: &mut Value, parts: &[&str], value: Value) {
-    let Some((last, parents)) = parts.split_last() else { return };
-    let mut cur = target;
-    for p in parents {
-        let Some(map) = cur.as_object_mut() else { return };
-        cur = map.entry(p.to_string()).or_insert_with(|| Value::Object(Map::new()));
+/// The field masks as a tree of path parts: a leaf keeps everything below it, arrays are
+/// transparent (each item is pruned with the array's node), as policy-evaluator prunes.
+#[derive(Default)]
+struct MaskNode<'a>(std::collections::BTreeMap<&'a str, MaskNode<'a>>);
+
+impl<'a> MaskNode<'a> {
+    fn new(masks: &[&'a str]) -> Self {
+        let mut root = MaskNode::default();
+        for mask in masks {
+            mask.split('.').fold(&mut root, |node, part| node.0.entry(part).or_default());
+        }
+        root
     }
-    if let Some(map) = cur.as_object_mut() {
-        map.insert(last.to_string(), value);
+
+    /// Whether `key` is kept under this node, pruning `value` to the key's node if it is.
+    fn keep(&self, key: &str, value: &mut Value) -> bool {
+        self.0.get(key).inspect(|child| child.prune(value)).is_some()
+    }
+
+    fn prune(&self, value: &mut Value) {
+        if self.0.is_empty() {
+            return;
+        }
+        match value {
+            Value::Object(map) => map.retain(|key, value| self.keep(key, value)),
+            Value::Array(items) => items.iter_mut().for_each(|item| self.prune(item)),
+            _ => {}
+        }
+    }
+}
+
+/// A list's label selector, in the one form the rules send: a label key, for the objects that
+/// carry it (any value).
+pub enum LabelSelector<'a> {
+    Everything,
+    Exists(&'a str),
+}
+
+impl<'a> LabelSelector<'a> {
+    pub fn parse(selector: Option<&'a str>) -> Result<Self, LookupError> {
+        match selector.map(str::trim) {
+            None | Some("") => Ok(LabelSelector::Everything),
+            Some(key) if crate::names::is_qualified_name(key).is_empty() => Ok(LabelSelector::Exists(key)),
+            Some(other) => Err(LookupError::Failed(format!(
+                "unsupported label selector {other:?}: this cluster supports a single label key"
+            ))),
+        }
+    }
+
+    pub fn matches(&self, object: &Value) -> bool {
+        match self {
+            LabelSelector::Everything => true,
+            LabelSelector::Exists(key) => object["metadata"]["labels"].get(key).is_some(),
+        }
     }
 }
 
@@ -285,6 +354,7 @@ mod tests {
             kind: "PodGroup",
             namespace: Some("ml"),
             field_masks: &[],
+            label_selector: None,
         };
         assert!(cluster().get_object(&q, "g").unwrap().is_some());
         assert!(cluster().get_object(&q, "h").unwrap().is_none());
@@ -298,7 +368,7 @@ mod tests {
         assert!(cluster().get_object(&other_ns, "g").unwrap().is_none());
         assert_eq!(MemoryCluster::failing("boom").get_object(&q, "g"), Err(LookupError::Failed("boom".into())));
         let beta = cluster().serving(["scheduling.k8s.io/v1beta1"]);
-        let nodes = Query { api_version: "v1", kind: "Node", namespace: None, field_masks: &[] };
+        let nodes = Query { api_version: "v1", kind: "Node", namespace: None, field_masks: &[], label_selector: None };
         assert_eq!(beta.list_objects(&nodes).map(|n| n.len()), Ok(1), "groups not named are served");
         assert_eq!(
             beta.get_object(&q, "g"),
@@ -329,6 +399,7 @@ mod tests {
             kind: "PodGroup",
             namespace: Some("ml"),
             field_masks: &[],
+            label_selector: None,
         };
         assert!(memo.get(&q, "g").unwrap().is_some());
         assert!(memo.get(&q, "g").unwrap().is_some());
@@ -337,12 +408,46 @@ mod tests {
     }
 
     #[test]
-    fn list_applies_field_masks() {
-        let q = Query { api_version: "v1", kind: "Node", namespace: None, field_masks: &["metadata.labels"] };
-        let nodes = cluster().list_objects(&q).unwrap();
+    fn answers_are_pruned_as_policy_server_prunes_them() {
+        let node = json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "n1", "uid": "1", "labels": {"zone": "a"}, "managedFields": [{"manager": "kubelet"}],
+                         "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}", "ttl": "0"}},
+            "spec": {"podCIDR": "x", "taints": [{"key": "k", "effect": "NoSchedule"}]}, "status": {"images": []}});
+        // The body is pruned to the masks, `metadata` is kept whole: the mask below names no body field.
+        let mut got = node.clone();
+        got.as_object_mut().unwrap().retain(|k, _| k != "spec" && k != "status");
+        assert_eq!(as_got(&node, &["metadata.labels"]), got);
+        assert_eq!(as_got(&node, &[]), node, "no masks: the whole object");
+        // Arrays are transparent; a mask's leaf keeps all below it.
+        assert_eq!(as_got(&node, &["spec.taints.key", "status"])["spec"], json!({"taints": [{"key": "k"}]}));
+        assert_eq!(as_got(&node, &["spec.taints.key", "status"])["status"], json!({"images": []}));
+        // A list's store also empties managedFields and drops the last-applied annotation.
+        let mut listed = got.clone();
+        listed["metadata"]["managedFields"] = json!([]);
+        listed["metadata"]["annotations"] = json!({"ttl": "0"});
+        assert_eq!(as_listed(&node, &["metadata.labels"]), listed);
+        let bare = json!({"apiVersion": "v1", "kind": "Node"});
+        assert_eq!(as_listed(&bare, &[])["metadata"], json!({"managedFields": [], "annotations": {}}));
+    }
+
+    #[test]
+    fn lists_honour_an_existence_selector() {
+        let q = Query {
+            api_version: "v1",
+            kind: "Node",
+            namespace: None,
+            field_masks: &["metadata.labels"],
+            label_selector: Some("zone"),
+        };
+        assert_eq!(cluster().list_objects(&q).map(|n| n.len()), Ok(1));
+        let none = Query { label_selector: Some("rack"), ..q.clone() };
+        assert_eq!(cluster().list_objects(&none).map(|n| n.len()), Ok(0));
+        let other = Query { label_selector: Some("zone=a"), ..q };
         assert_eq!(
-            nodes,
-            vec![json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "a"}}})]
+            cluster().list_objects(&other),
+            Err(LookupError::Failed(
+                "unsupported label selector \"zone=a\": this cluster supports a single label key".into()
+            ))
         );
     }
 }

@@ -869,8 +869,13 @@ pub fn find_pod_group(
     field_masks: &[&str],
 ) -> Result<Option<(Version, Box<RawValue>)>, LookupError> {
     for version in versions {
-        let query =
-            Query { api_version: version.api_version(), kind: "PodGroup", namespace: Some(namespace), field_masks };
+        let query = Query {
+            api_version: version.api_version(),
+            kind: "PodGroup",
+            namespace: Some(namespace),
+            field_masks,
+            label_selector: None,
+        };
         match cluster.get(&query, name) {
             Ok(found) => return Ok(found.map(|object| (*version, object))),
             Err(LookupError::NotServed { .. }) => continue,

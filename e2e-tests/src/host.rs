@@ -289,7 +289,8 @@ fn kubernetes_call(cluster: &MemoryCluster, op: &str, req: &Value) -> Result<Val
         req["field_masks"].as_array().into_iter().flatten().filter_map(|m| m.as_str().map(String::from)).collect();
     let masks: Vec<&str> = masks.iter().map(String::as_str).collect();
     let namespace = req["namespace"].as_str();
-    let query = Query { api_version, kind, namespace, field_masks: &masks };
+    let label_selector = req["label_selector"].as_str();
+    let query = Query { api_version, kind, namespace, field_masks: &masks, label_selector };
     match op {
         "get_resource" => {
             let name = str_field(req, "name");

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 
 use gangwarden_core::cluster::{
-    LookupError, MemoryCluster, ObjectCluster, Query, apply_field_masks, canonical_api_version, in_version, serves,
+    LookupError, MemoryCluster, ObjectCluster, Query, as_got, canonical_api_version, in_version, serves,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -21,6 +21,9 @@ pub struct Lookup {
     /// `None` for a list.
     pub name: Option<String>,
     pub field_masks: Vec<String>,
+    /// A list's label selector, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<String>,
     /// `found`, `not found`, `<n> objects`, or `error: <message>`.
     pub result: String,
 }
@@ -96,6 +99,7 @@ impl DocumentCluster {
             namespace: query.namespace.map(str::to_string),
             name: name.map(str::to_string),
             field_masks: query.field_masks.iter().map(|m| m.to_string()).collect(),
+            label_selector: query.label_selector.map(str::to_string),
             result,
         });
     }
@@ -109,7 +113,7 @@ impl ObjectCluster for DocumentCluster {
             .by_name
             .get(&key)
             .and_then(|objects| objects.iter().find(|o| query.namespace.is_none_or(|ns| namespace_of(o) == ns)))
-            .map(|o| in_version(apply_field_masks(o, query.field_masks), query));
+            .map(|o| in_version(as_got(o, query.field_masks), query));
         self.record(query, Some(name), if found.is_some() { "found".into() } else { "not found".into() });
         Ok(found)
     }
@@ -153,12 +157,19 @@ mod tests {
             kind: "PodGroup",
             namespace: Some("ml"),
             field_masks: &[],
+            label_selector: None,
         };
         assert_eq!(cluster.get_object(&pg, "g"), memory.get_object(&pg, "g"));
         let default_ns = Query { namespace: Some("default"), ..pg.clone() };
         assert_eq!(cluster.get_object(&default_ns, "g"), memory.get_object(&default_ns, "g"));
         assert_eq!(cluster.get_object(&pg, "h"), Ok(None));
-        let nodes = Query { api_version: "v1", kind: "Node", namespace: None, field_masks: &["metadata.labels"] };
+        let nodes = Query {
+            api_version: "v1",
+            kind: "Node",
+            namespace: None,
+            field_masks: &["metadata.labels"],
+            label_selector: None,
+        };
         assert_eq!(cluster.list_objects(&nodes), memory.list_objects(&nodes));
         let lookups = cluster.take_lookups();
         assert_eq!(
@@ -176,7 +187,7 @@ mod tests {
 
     #[test]
     fn kinds_never_given_are_unknown_unless_the_cluster_is_whole() {
-        let pods = Query { api_version: "v1", kind: "Pod", namespace: None, field_masks: &[] };
+        let pods = Query { api_version: "v1", kind: "Pod", namespace: None, field_masks: &[], label_selector: None };
         let partial = DocumentCluster::partial(Vec::new());
         assert_eq!(
             partial.list_objects(&pods),
