@@ -5,8 +5,11 @@
 //! Only `serde_json` and `gangwarden-core` are used here, so the native criterion bench in
 //! `core/benches` includes this file as it is and measures exactly the same requests.
 
+use std::fmt::Write as _;
+
 use gangwarden_core::cluster::MemoryCluster;
 use gangwarden_core::request::admission_request;
+
 use serde_json::{Value, json};
 
 /// One request to time: the policy (a key of `POLICIES`), the `validate` payload and what
@@ -132,47 +135,21 @@ pub fn everyday_pytorch_job() -> Value {
 
 /// A handful of Nodes carrying the rack label.
 pub fn everyday_nodes() -> Vec<Value> {
-    (0..8).map(|i| node(i, false)).collect()
+    (0..8).map(node).collect()
 }
 
-/// Node `i`; `full` gives it what a real Node carries besides labels (status, images), which
-/// is what a host that ignores field masks sends.
-pub fn node(i: usize, full: bool) -> Value {
-    let mut labels = json!({"kubernetes.io/hostname": format!("node-{i}"), "topology.example.com/rack": format!("r{}", i / 40),
-                            "topology.kubernetes.io/zone": format!("z{}", i / 1000), "node.kubernetes.io/instance-type": "gpu-8x"});
-    if !full {
-        return json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("node-{i}"), "labels": labels}});
-    }
-    labels["kubernetes.io/os"] = json!("linux");
-    labels["kubernetes.io/arch"] = json!("amd64");
-    let images: Vec<Value> = (0..12)
-        .map(|k| {
-            json!({"names": [format!("registry.example.com/team/image-{k}@sha256:{:064x}", k * 7919 + i),
-                                  format!("registry.example.com/team/image-{k}:v1.{k}")], "sizeBytes": 734_003_200 + k})
-        })
-        .collect();
-    let conditions: Vec<Value> = ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"]
-        .iter()
-        .map(|t| {
-            json!({"type": t, "status": if *t == "Ready" { "True" } else { "False" },
-                        "lastHeartbeatTime": "2026-11-30T10:00:00Z", "lastTransitionTime": "2026-11-01T10:00:00Z",
-                        "reason": format!("Kubelet{t}"), "message": format!("kubelet reports {t}")})
-        })
-        .collect();
-    let capacity =
-        json!({"cpu": "96", "memory": "1056Gi", "nvidia.com/gpu": "8", "pods": "110", "ephemeral-storage": "3500Gi"});
-    json!({"apiVersion": "v1", "kind": "Node",
-           "metadata": {"name": format!("node-{i}"), "uid": format!("{:032x}", i), "resourceVersion": "123456",
-                        "labels": labels, "annotations": {"node.alpha.kubernetes.io/ttl": "0",
-                        "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
-           "spec": {"podCIDR": format!("10.{}.{}.0/24", i / 256, i % 256), "providerID": format!("cloud:///node-{i}")},
-           "status": {"capacity": capacity, "allocatable": capacity, "conditions": conditions, "images": images,
-                      "addresses": [{"type": "InternalIP", "address": format!("10.0.{}.{}", i / 256, i % 256)},
-                                    {"type": "Hostname", "address": format!("node-{i}")}],
-                      "nodeInfo": {"kubeletVersion": "v1.36.0", "containerRuntimeVersion": "containerd://2.1.0",
-                                   "osImage": "Ubuntu 24.04", "kernelVersion": "6.8.0", "architecture": "amd64",
-                                   "operatingSystem": "linux", "machineID": format!("{:032x}", i), "systemUUID": format!("{:032x}", i),
-                                   "bootID": format!("{:032x}", i), "kubeProxyVersion": "", "containerRuntime": ""}}})
+/// Node `i` with its labels alone.
+pub fn node(i: usize) -> Value {
+    json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("node-{i}"), "labels": {
+        "kubernetes.io/hostname": format!("node-{i}"), "topology.example.com/rack": format!("r{}", i / 40),
+        "topology.kubernetes.io/zone": format!("z{}", i / 1000), "node.kubernetes.io/instance-type": "gpu-8x"}}})
+}
+
+/// `n` Nodes as a kubelet and a cloud provider write them ([`realistic_node`], 40 to a rack),
+/// in a scattered order: policy-server answers from a store with no order, so a rack's nodes
+/// do not come one after another (7919 is prime, so `i * 7919 % n` visits every node once).
+pub fn cluster_nodes(n: usize) -> Vec<Value> {
+    (0..n).map(|i| realistic_node(i * 7919 % n)).collect()
 }
 
 /// The everyday requests, about 1 KB each: each single policy on the kind it guards, and the
@@ -367,30 +344,64 @@ pub fn large_scenarios() -> Vec<Scenario> {
     out
 }
 
-/// How many Nodes the topology lookup reads in the Node scenarios.
-pub const NODES: usize = 5_000;
+/// The largest cluster held to the Node lookup's first target (10 ms); larger ones have their own.
+pub const NODES_AT_FIRST_TARGET: usize = 5_000;
 
-/// The topology policy on a PodGroup whose key is checked against 5,000 Nodes, as a host that
-/// honours the `metadata.labels` field mask answers (labels only) and as one that ignores it
-/// (whole Nodes, ~3 KB each).
-pub fn node_scenarios() -> Vec<Scenario> {
-    let payload = validate_payload("CREATE", &everyday_pod_group(), None, &json!({}));
-    let masked = MemoryCluster::new((0..NODES).map(|i| node(i, true)).collect());
-    let unmasked = masked.clone().ignoring_field_masks();
-    vec![
-        Scenario {
-            name: format!("topology, {NODES} Nodes, field masks honoured"),
-            policy: "topology",
-            payload: payload.clone(),
-            cluster: masked,
-        },
-        Scenario {
-            name: format!("topology, {NODES} Nodes, field masks ignored"),
-            policy: "topology",
-            payload,
-            cluster: unmasked,
-        },
-    ]
+/// A topology lookup row of `make bench`: the cluster's size, and whether the row is held to
+/// the lookup's target or shown for comparison.
+pub struct NodeScenario {
+    pub scenario: Scenario,
+    pub nodes: usize,
+    pub judged: bool,
+}
+
+/// The topology policy on the everyday PodGroup (a gang of 4 on one rack) against clusters of
+/// 500, 5,000 and 15,000 Nodes answered as policy-server 1.35 answers (field masks prune the
+/// body, `metadata` comes whole); and at 5,000, for comparison: a host that ignores the masks,
+/// a key no node carries, and a gang larger than every rack (the whole list is read for the
+/// domain-size warning).
+pub fn node_scenarios() -> Vec<NodeScenario> {
+    let pg = everyday_pod_group();
+    let create = |object: &Value| validate_payload("CREATE", object, None, &json!({}));
+    let with_spec = |pointer: &str, value: Value| {
+        let mut object = pg.clone();
+        if let Some(field) = object.pointer_mut(pointer) {
+            *field = value;
+        }
+        create(&object)
+    };
+    let mut out = Vec::new();
+    for n in [500, 5_000, 15_000] {
+        let cluster = MemoryCluster::new(cluster_nodes(n));
+        let row = |name: String, payload: Vec<u8>, cluster: MemoryCluster, judged| NodeScenario {
+            scenario: Scenario { name, policy: "topology", payload, cluster },
+            nodes: n,
+            judged,
+        };
+        out.push(row(format!("topology, {n} Nodes"), create(&pg), cluster.clone(), true));
+        if n != 5_000 {
+            continue;
+        }
+        out.push(row(
+            format!("topology, {n} Nodes, field masks ignored"),
+            create(&pg),
+            cluster.clone().ignoring_field_masks(),
+            false,
+        ));
+        out.push(row(
+            format!("topology, {n} Nodes, a key no node carries (rejected)"),
+            with_spec("/spec/schedulingConstraints/topology/0/key", json!("topology.example.com/rak")),
+            cluster.clone(),
+            false,
+        ));
+        out.push(row(
+            format!("topology, {n} Nodes, a gang of 64, larger than every rack (warned)"),
+            with_spec("/spec/schedulingPolicy/gang/minCount", json!(64)),
+            cluster,
+            false,
+        ));
+    }
+    out
 }
 
 /// What a policy must answer to a hostile payload.
@@ -603,4 +614,144 @@ pub fn bench_id(name: &str) -> String {
         .map(str::to_ascii_lowercase)
         .collect();
     words.join("-")
+}
+
+/// A uid-shaped string derived from `seed`.
+pub fn fake_uid(seed: &str) -> String {
+    let a = fnv64(seed.as_bytes(), 1);
+    let b = fnv64(seed.as_bytes(), 2);
+    format!(
+        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xfff,
+        (b >> 48) & 0xfff,
+        b & 0xffff_ffff_ffff
+    )
+}
+
+fn fnv64(bytes: &[u8], salt: u64) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// The images a GPU training node of a cloud cluster holds: name, tag, size in bytes.
+const NODE_IMAGES: &[(&str, &str, u64)] = &[
+    ("nvcr.io/nvidia/pytorch", "25.08-py3", 9_876_543_210),
+    ("ghcr.io/example/trainer", "v2.14.1", 6_123_456_789),
+    ("nvcr.io/nvidia/k8s/dcgm-exporter", "4.2.3-4.1.1-ubuntu22.04", 1_234_567_890),
+    ("nvcr.io/nvidia/k8s-device-plugin", "v0.17.1", 187_654_321),
+    ("registry.k8s.io/kube-proxy", "v1.37.0", 30_123_456),
+    ("registry.k8s.io/coredns/coredns", "v1.12.1", 21_654_987),
+    ("602401143452.dkr.ecr.us-east-1.amazonaws.com/amazon-k8s-cni", "v1.19.2-eksbuild.1", 45_678_123),
+    ("public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver", "v1.41.0", 38_765_432),
+    ("quay.io/prometheus/node-exporter", "v1.9.1", 12_345_678),
+    ("cr.fluentbit.io/fluent/fluent-bit", "4.0.3", 36_789_012),
+    ("registry.k8s.io/kueue/kueue", "v0.13.2", 28_901_234),
+    ("registry.k8s.io/pause", "3.10", 320_368),
+];
+
+/// A 64-hex-digit digest derived from `seed`.
+fn fake_digest(seed: &str) -> String {
+    (0..4u64).fold(String::with_capacity(64), |mut s, i| {
+        let _ = write!(s, "{:016x}", fnv64(seed.as_bytes(), i + 7));
+        s
+    })
+}
+
+/// Node `node-<i>` as a kubelet and a cloud provider write it (about 4 KB of JSON): the seven
+/// usual labels (`topology.example.com/rack` is `rack-<i/40>`), annotations, one managedFields
+/// entry, spec, and a status with capacity, conditions, addresses, nodeInfo and a dozen images.
+pub fn realistic_node(i: usize) -> Value {
+    let name = format!("node-{i}");
+    let zones = ["us-east-1a", "us-east-1b", "us-east-1c"];
+    let zone = zones[i % zones.len()];
+    let ip = format!("10.{}.{}.{}", 16 + (i >> 16) % 16, (i >> 8) & 0xff, i & 0xff);
+    let hostname = format!("ip-{}.ec2.internal", ip.replace('.', "-"));
+    let instance = format!("i-0{:016x}", fnv64(name.as_bytes(), 3) >> 4);
+    let created = format!("2026-03-{:02}T{:02}:{:02}:{:02}Z", 1 + i % 28, i % 24, i % 60, (i * 7) % 60);
+    let heartbeat = "2026-09-01T12:00:00Z";
+    let transition = format!("2026-03-{:02}T{:02}:{:02}:30Z", 1 + i % 28, i % 24, (i + 1) % 60);
+    let condition = |kind: &str, status: &str, reason: &str, message: &str| json!({"type": kind, "status": status, "lastHeartbeatTime": heartbeat, "lastTransitionTime": transition, "reason": reason, "message": message});
+    let images: Vec<Value> = NODE_IMAGES
+        .iter()
+        .map(|(repo, tag, size)| json!({"names": [format!("{repo}@sha256:{}", fake_digest(&format!("{repo}:{tag}"))), format!("{repo}:{tag}")], "sizeBytes": size}))
+        .collect();
+    json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "uid": fake_uid(&name),
+            "resourceVersion": (100_000 + i).to_string(),
+            "creationTimestamp": created,
+            "labels": {
+                "kubernetes.io/arch": "amd64",
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/hostname": hostname,
+                "node.kubernetes.io/instance-type": "p5.48xlarge",
+                "topology.kubernetes.io/region": "us-east-1",
+                "topology.kubernetes.io/zone": zone,
+                "topology.example.com/rack": format!("rack-{}", i / 40),
+            },
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+            },
+            "managedFields": [{
+                "manager": "kubelet",
+                "operation": "Update",
+                "apiVersion": "v1",
+                "time": created,
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {
+                    "f:metadata": {
+                        "f:annotations": {".": {}, "f:volumes.kubernetes.io/controller-managed-attach-detach": {}},
+                        "f:labels": {".": {}, "f:kubernetes.io/arch": {}, "f:kubernetes.io/hostname": {}, "f:kubernetes.io/os": {}, "f:node.kubernetes.io/instance-type": {}}
+                    },
+                    "f:spec": {"f:providerID": {}}
+                }
+            }]
+        },
+        "spec": {
+            "podCIDR": format!("100.{}.{}.0/24", 64 + (i >> 8) % 64, i & 0xff),
+            "podCIDRs": [format!("100.{}.{}.0/24", 64 + (i >> 8) % 64, i & 0xff)],
+            "providerID": format!("aws:///{zone}/{instance}")
+        },
+        "status": {
+            "capacity": {"cpu": "192", "ephemeral-storage": "3750000000Ki", "hugepages-1Gi": "0", "hugepages-2Mi": "0", "memory": "2097152000Ki", "nvidia.com/gpu": "8", "pods": "110"},
+            "allocatable": {"cpu": "191450m", "ephemeral-storage": "3455999996056", "hugepages-1Gi": "0", "hugepages-2Mi": "0", "memory": "2086301696Ki", "nvidia.com/gpu": "8", "pods": "110"},
+            "conditions": [
+                condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+                condition("NetworkUnavailable", "False", "RouteCreated", "RouteController created a route"),
+                condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+            ],
+            "addresses": [
+                {"type": "InternalIP", "address": ip},
+                {"type": "InternalDNS", "address": hostname},
+                {"type": "Hostname", "address": hostname}
+            ],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {
+                "machineID": fake_digest(&format!("machine/{name}"))[..32].to_string(),
+                "systemUUID": fake_uid(&format!("system/{name}")),
+                "bootID": fake_uid(&format!("boot/{name}")),
+                "kernelVersion": "6.12.37-61.105.amzn2023.x86_64",
+                "osImage": "Amazon Linux 2023.8.20250818",
+                "containerRuntimeVersion": "containerd://2.1.4",
+                "kubeletVersion": "v1.37.0-eks-3e5a1b7",
+                "kubeProxyVersion": "",
+                "operatingSystem": "linux",
+                "architecture": "amd64",
+                "swap": {}
+            },
+            "images": images
+        }
+    })
 }

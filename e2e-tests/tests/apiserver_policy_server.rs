@@ -13,7 +13,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gangwarden_core::request::admission_request;
-use gangwarden_e2e_tests::apiserver::{Call, TestApiServer, client, realistic_node};
+use gangwarden_e2e_tests::apiserver::{Call, TestApiServer, client};
+use gangwarden_e2e_tests::payloads::realistic_node;
 use gangwarden_e2e_tests::repo_root;
 use serde_json::{Value, json};
 

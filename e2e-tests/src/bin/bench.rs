@@ -23,12 +23,14 @@ use serde_json::Value;
 const BEGIN: &str = "<!-- bench:begin -->";
 const END: &str = "<!-- bench:end -->";
 
-/// Targets from issue 11, and the looser bars CI holds every run to.
+/// Targets from issue 11 (the Node lookup's from issue 25: up to 5,000 Nodes, and 15,000), and
+/// the looser bars CI holds every run to.
 struct Bars {
     single_ratio: (f64, f64),
     bundle_ratio: (f64, f64),
     large_ms: (f64, f64),
     nodes_ms: (f64, f64),
+    many_nodes_ms: (f64, f64),
     single_kb: (f64, f64),
     bundle_kb: (f64, f64),
 }
@@ -38,6 +40,7 @@ const BARS: Bars = Bars {
     bundle_ratio: (1.5, 2.0),
     large_ms: (50.0, 200.0),
     nodes_ms: (10.0, 40.0),
+    many_nodes_ms: (30.0, 120.0),
     single_kb: (700.0, 900.0),
     bundle_kb: (850.0, 1024.0),
 };
@@ -269,12 +272,14 @@ fn run() -> Result<bool, String> {
     }
 
     out.push_str(&format!(
-        "\nThe topology Node lookup over {} Nodes (median of {large_runs}). policy-server's answer is the same list \
-         either way, but only a host that applies `field_masks` sends labels alone.\n\n| request | median ms | host \
-         answer bytes | target |\n|---|---|---|---|\n",
-        payloads::NODES
+        "\nThe topology Node lookup (median of {large_runs}), answered as policy-server 1.35 answers it: the \
+         Nodes that carry the key (its label selector), each Node's body pruned to the field masks and its \
+         `metadata` whole, managedFields emptied. As above, the time is the policy's: the host building the \
+         answer is left out (policy-server's own work on the call is measured in its table below).\n\n| request | \
+         median ms | host answer bytes | target |\n|---|---|---|---|\n"
     ));
-    for s in payloads::node_scenarios() {
+    for row in payloads::node_scenarios() {
+        let s = &row.scenario;
         let policy = &find(s.policy)?.policy;
         let mut p = Vec::new();
         let mut answer_bytes = 0;
@@ -289,8 +294,9 @@ fn run() -> Result<bool, String> {
                 .sum::<usize>();
         }
         let p = stats(p);
-        let verdict = if s.name.contains("honoured") {
-            verdicts.judge(&s.name, ms(p.median), BARS.nodes_ms, " ms")
+        let bars = if row.nodes <= payloads::NODES_AT_FIRST_TARGET { BARS.nodes_ms } else { BARS.many_nodes_ms };
+        let verdict = if row.judged {
+            verdicts.judge(&s.name, ms(p.median), bars, " ms")
         } else {
             "(for comparison)".to_string()
         };

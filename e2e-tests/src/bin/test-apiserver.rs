@@ -16,7 +16,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gangwarden_e2e_tests::apiserver::{TestApiServer, realistic_node};
+use gangwarden_e2e_tests::apiserver::TestApiServer;
+use gangwarden_e2e_tests::payloads::realistic_node;
 use serde::Deserialize;
 use serde_json::Value;
 
