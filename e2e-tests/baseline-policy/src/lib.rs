@@ -3,16 +3,24 @@
 //! Kubewarden policy template does, and rejects Pods named `forbidden`.
 //!
 //! `decode_only` is the floor under every policy: read the payload as JSON and accept.
+//!
+//! With the setting `listNodes` (a label selector, `""` for every Node) it first makes the
+//! Node list call the topology policy makes and drops the answer unread: what policy-server's
+//! own work on that call costs, the floor under any policy that lists Nodes.
 
 use k8s_openapi::api::core::v1::Pod;
+use kubewarden_policy_sdk::host_capabilities::kubernetes::ListAllResourcesRequest;
 use kubewarden_policy_sdk::request::ValidationRequest;
 use kubewarden_policy_sdk::settings::Validatable;
-use kubewarden_policy_sdk::wapc_guest::{CallResult, register_function};
+use kubewarden_policy_sdk::wapc_guest::{CallResult, host_call, register_function};
 use kubewarden_policy_sdk::{accept_request, protocol_version_guest, reject_request};
 use serde::Deserialize;
 
 #[derive(Default, Deserialize)]
-struct Settings {}
+#[serde(rename_all = "camelCase")]
+struct Settings {
+    list_nodes: Option<String>,
+}
 
 impl Validatable for Settings {
     fn validate(&self) -> Result<(), String> {
@@ -30,6 +38,16 @@ pub extern "C" fn wapc_init() {
 
 fn validate(payload: &[u8]) -> CallResult {
     let request: ValidationRequest<Settings> = ValidationRequest::new(payload)?;
+    if let Some(selector) = &request.settings.list_nodes {
+        let list = serde_json::to_vec(&ListAllResourcesRequest {
+            api_version: "v1".to_string(),
+            kind: "Node".to_string(),
+            label_selector: Some(selector.clone()).filter(|s| !s.is_empty()),
+            field_selector: None,
+            field_masks: Some(["metadata.labels".to_string()].into()),
+        })?;
+        host_call("kubewarden", "kubernetes", "list_resources_all", &list)?;
+    }
     let pod: Pod = match serde_json::from_value(request.request.object) {
         Ok(pod) => pod,
         Err(e) => return reject_request(Some(format!("cannot decode the Pod: {e}")), Some(400), None, None),

@@ -267,6 +267,225 @@ fn host_allowed(policy: &Policy, payload: &[u8], cluster: MemoryCluster, what: &
     answer["accepted"].as_bool().ok_or(format!("{}: no `accepted` in {answer}", policy.name))
 }
 
+/// A scenario to send: its entry and request, the baseline's, and the `allowed` each answer
+/// must carry.
+struct Spec {
+    name: String,
+    bytes: usize,
+    entry: String,
+    request: Value,
+    allowed: bool,
+    baseline_entry: String,
+    baseline_request: Value,
+    baseline_allowed: bool,
+}
+
+/// What one policy-server process measured.
+struct Served {
+    measured: Vec<Measured>,
+    rss_warm: u64,
+    rss_end: u64,
+    /// The list and watch calls the test API server answered in all.
+    lists: u64,
+    watches: u64,
+}
+
+/// Starts a test API server holding `objects` and one policy-server process serving
+/// `manifests`, warms every entry up, then measures each spec against its baseline: `rounds`
+/// rounds, the order swapping every round.
+fn serve(
+    args: &Args,
+    manifests: &[Value],
+    modules: &BTreeMap<String, PathBuf>,
+    objects: Vec<Value>,
+    specs: &[Spec],
+) -> Result<Served, String> {
+    let tmp = TempDir::new("gangwarden-policy-server-bench-serve")?;
+    let apiserver = TestApiServer::start_with(objects, None, context_aware_resources(manifests))
+        .map_err(|e| format!("the test API server does not start: {e}"))?;
+    let kubeconfig = tmp.path().join("kubeconfig");
+    apiserver.write_kubeconfig(&kubeconfig).map_err(|e| format!("{}: {e}", kubeconfig.display()))?;
+    let options = Options { log_level: "warn".into(), ..Options::default() };
+    let mut server = PolicyServer::start_with(&policies_yml(manifests, modules)?, Some(&kubeconfig), &options)?;
+    println!("policy-server ready after {:.1} s with {} entries", server.ready_after.as_secs_f64(), manifests.len());
+    let addr = format!("127.0.0.1:{}", server.port());
+    let rows: Vec<Row> = specs
+        .iter()
+        .map(|s| Row {
+            name: s.name.clone(),
+            bytes: s.bytes,
+            policy: Load::new(server.port(), &s.entry, &s.request, s.allowed),
+            baseline: Load::new(server.port(), &s.baseline_entry, &s.baseline_request, s.baseline_allowed),
+        })
+        .collect();
+
+    let mut conn = Connection::open(&addr)?;
+    for row in &rows {
+        for _ in 0..WARM_UP {
+            row.baseline.send(&mut conn).map_err(|e| format!("{} (baseline, warm-up): {e}", row.name))?;
+            row.policy.send(&mut conn).map_err(|e| format!("{} (warm-up): {e}", row.name))?;
+        }
+    }
+    drop(conn);
+    let rss_warm = server.rss_kib()?;
+
+    let mut measured = Vec::new();
+    for row in &rows {
+        let (mut p_rate, mut b_rate, mut p_med, mut p99, mut b_med) = (vec![], vec![], vec![], vec![], vec![]);
+        for round in 0..args.rounds {
+            let measure = |load: &Load, what: &str| {
+                phase(&addr, load, args.connections, args.seconds).map_err(|e| format!("{} ({what}): {e}", row.name))
+            };
+            let (b, p) = if round % 2 == 0 {
+                let b = measure(&row.baseline, "baseline")?;
+                (b, measure(&row.policy, "policy")?)
+            } else {
+                let p = measure(&row.policy, "policy")?;
+                (measure(&row.baseline, "baseline")?, p)
+            };
+            p_rate.push(p.rate);
+            b_rate.push(b.rate);
+            p_med.push(ms(quantile(&p.latencies, 0.5)));
+            p99.push(ms(quantile(&p.latencies, 0.99)));
+            b_med.push(ms(quantile(&b.latencies, 0.5)));
+        }
+        if !server.alive() {
+            return Err(format!("policy-server died:\n{}", server.log_tail(40)));
+        }
+        let m = Measured {
+            name: row.name.clone(),
+            bytes: row.bytes,
+            policy_rate: median(p_rate),
+            baseline_rate: median(b_rate),
+            median_ms: median(p_med),
+            p99_ms: median(p99),
+            baseline_median_ms: median(b_med),
+        };
+        eprintln!("{}: {:.0} req/s (baseline {:.0})", m.name, m.policy_rate, m.baseline_rate);
+        measured.push(m);
+    }
+    let rss_end = server.rss_kib()?;
+    let counts = apiserver.counts();
+    Ok(Served { measured, rss_warm, rss_end, lists: counts.list, watches: counts.watch })
+}
+
+/// The Nodes of the floor measurement.
+const FLOOR_NODES: usize = 5_000;
+/// The topology key of the everyday PodGroup, as the selector of its Node list.
+const RACK: &str = "topology.example.com/rack";
+
+/// The topology policy on the everyday PodGroup against 5,000 realistic Nodes, next to what
+/// policy-server's own work on the same list call costs: the baseline policy making the call
+/// and dropping the answer unread (`listNodes`), and the PodGroup with the lookup off.
+fn node_floor(
+    args: &Args,
+    modules: &BTreeMap<String, PathBuf>,
+    baseline_host: &Policy,
+    topology_host: &Policy,
+) -> Result<Served, String> {
+    let pg = payloads::everyday_pod_group();
+    let payload = |settings: Value| payloads::validate_payload("CREATE", &pg, None, &settings);
+    let with_lookup = payload(json!({}));
+    let base_payload = payloads::baseline_payload(with_lookup.len());
+    let base: Value = serde_json::from_slice(&base_payload).map_err(|e| e.to_string())?;
+    let listing = |name: &str, selector: &str| {
+        let mut manifest =
+            with_settings(&baseline_manifest(&modules["baseline"]), name, &json!({"listNodes": selector}));
+        manifest["spec"]["contextAwareResources"] = json!([{"apiVersion": "v1", "kind": "Node"}]);
+        manifest
+    };
+    let topology = read_manifest(&deploy_manifest("topology"))?;
+    let manifests = vec![
+        baseline_manifest(&modules["baseline"]),
+        listing("bench-baseline-list-rack", RACK),
+        listing("bench-baseline-list-all", ""),
+        with_settings(&topology, "bench-topology", &json!({})),
+        with_settings(&topology, "bench-topology-no-lookup", &json!({"checkNodeLabels": false})),
+    ];
+    let nodes = payloads::cluster_nodes(FLOOR_NODES);
+    let cluster = MemoryCluster::new(nodes.clone());
+    let base_allowed = host_allowed(baseline_host, &base_payload, MemoryCluster::default(), "the baseline")?;
+    let spec = |name: &str, manifest: &Value, request: &Value, allowed: bool| -> Result<Spec, String> {
+        Ok(Spec {
+            name: name.to_string(),
+            bytes: base_payload.len(),
+            entry: entry_id(manifest)?,
+            request: request.clone(),
+            allowed,
+            baseline_entry: entry_id(&manifests[0])?,
+            baseline_request: base["request"].clone(),
+            baseline_allowed: base_allowed,
+        })
+    };
+    let request = |p: &[u8]| -> Result<Value, String> {
+        Ok(serde_json::from_slice::<Value>(p).map_err(|e| e.to_string())?["request"].clone())
+    };
+    let no_lookup = payload(json!({"checkNodeLabels": false}));
+    let specs = vec![
+        spec(
+            &format!("baseline, listing the {FLOOR_NODES} Nodes carrying the key, answer unread"),
+            &manifests[1],
+            &base["request"],
+            base_allowed,
+        )?,
+        spec(
+            &format!("baseline, listing every one of the {FLOOR_NODES} Nodes, answer unread"),
+            &manifests[2],
+            &base["request"],
+            base_allowed,
+        )?,
+        spec(
+            "topology, PodGroup, checkNodeLabels off (no lookup)",
+            &manifests[4],
+            &request(&no_lookup)?,
+            host_allowed(topology_host, &no_lookup, cluster.clone(), "topology without the lookup")?,
+        )?,
+        spec(
+            &format!("topology, PodGroup, {FLOOR_NODES} Nodes"),
+            &manifests[3],
+            &request(&with_lookup)?,
+            host_allowed(topology_host, &with_lookup, cluster, "topology")?,
+        )?,
+    ];
+    serve(args, &manifests, modules, nodes, &specs)
+}
+
+/// The floor measurement's table.
+fn floor_table(floor: &Served, args: &Args) -> String {
+    let mut out = format!(
+        "\nThe Node lookup at cluster scale: a second policy-server process, its test API server holding \
+         {FLOOR_NODES} Nodes as a kubelet and a cloud provider write them (`payloads::realistic_node`, about 4 KB \
+         each), measured as above ({} rounds of {} s, {} connections). The baseline rows make the topology \
+         policy's list call (`listNodes`: the same field mask, with and without the key's label selector) and drop \
+         the answer unread: that is policy-server's own work on the call (copying its watch-fed store, pruning \
+         and serializing it, handing it to the guest), the floor under any policy that lists Nodes.\n\n\
+         | request | policy req/s | baseline req/s | ratio | median ms | p99 ms |\n|---|---|---|---|---|---|\n",
+        args.rounds, args.seconds, args.connections
+    );
+    for m in &floor.measured {
+        out.push_str(&format!(
+            "| {} | {:.0} | {:.0} | {:.2} | {:.2} ({:.2}) | {:.2} |\n",
+            m.name,
+            m.policy_rate,
+            m.baseline_rate,
+            m.policy_rate / m.baseline_rate,
+            m.median_ms,
+            m.baseline_median_ms,
+            m.p99_ms
+        ));
+    }
+    out.push_str(&format!(
+        "\npolicy-server answers every call from its watch-fed stores: the test API server answered {} lists and {} \
+         watches in all. Its resident memory with the {FLOOR_NODES} Nodes: {:.0} MiB after the warm-up, {:.0} MiB at \
+         the end.\n",
+        floor.lists,
+        floor.watches,
+        floor.rss_warm as f64 / 1024.0,
+        floor.rss_end as f64 / 1024.0
+    ));
+    out
+}
+
 fn run() -> Result<bool, String> {
     let args = parse_args()?;
     let Some(kwctl) = tool("KWCTL", "kwctl") else {
@@ -316,75 +535,24 @@ fn run() -> Result<bool, String> {
 
     let objects = bench_cluster();
     let cluster = MemoryCluster::new(objects.clone());
-    let apiserver = TestApiServer::start_with(objects, None, context_aware_resources(&manifests))
-        .map_err(|e| format!("the test API server does not start: {e}"))?;
-    let kubeconfig = tmp.path().join("kubeconfig");
-    apiserver.write_kubeconfig(&kubeconfig).map_err(|e| format!("{}: {e}", kubeconfig.display()))?;
-    let options = Options { log_level: "warn".into(), ..Options::default() };
-    let mut server = PolicyServer::start_with(&policies_yml(&manifests, &modules)?, Some(&kubeconfig), &options)?;
-    println!("policy-server ready after {:.1} s with {} entries", server.ready_after.as_secs_f64(), manifests.len());
-    let addr = format!("127.0.0.1:{}", server.port());
-
-    let mut rows = Vec::new();
-    for (s, (entry, request)) in scenarios.iter().zip(&requests) {
+    let mut specs = Vec::new();
+    for (s, (entry, request)) in scenarios.iter().zip(requests) {
         let base_payload = payloads::baseline_payload(s.payload.len());
         let base: Value = serde_json::from_slice(&base_payload).map_err(|e| e.to_string())?;
-        let base_allowed = host_allowed(&baseline_host, &base_payload, MemoryCluster::default(), "the baseline")?;
-        let allowed = host_allowed(&hosts[s.policy], &s.payload, cluster.clone(), &s.name)?;
-        rows.push(Row {
+        specs.push(Spec {
             name: s.name.clone(),
             bytes: s.payload.len(),
-            policy: Load::new(server.port(), entry, request, allowed),
-            baseline: Load::new(server.port(), &baseline_entry, &base["request"], base_allowed),
+            entry,
+            request,
+            allowed: host_allowed(&hosts[s.policy], &s.payload, cluster.clone(), &s.name)?,
+            baseline_entry: baseline_entry.clone(),
+            baseline_request: base["request"].clone(),
+            baseline_allowed: host_allowed(&baseline_host, &base_payload, MemoryCluster::default(), "the baseline")?,
         });
     }
-
-    let mut conn = Connection::open(&addr)?;
-    for row in &rows {
-        for _ in 0..WARM_UP {
-            row.baseline.send(&mut conn).map_err(|e| format!("{} (baseline, warm-up): {e}", row.name))?;
-            row.policy.send(&mut conn).map_err(|e| format!("{} (warm-up): {e}", row.name))?;
-        }
-    }
-    drop(conn);
-    let rss_warm = server.rss_kib()?;
-
-    let mut measured = Vec::new();
-    for row in &rows {
-        let (mut p_rate, mut b_rate, mut p_med, mut p99, mut b_med) = (vec![], vec![], vec![], vec![], vec![]);
-        for round in 0..args.rounds {
-            let measure = |load: &Load, what: &str| {
-                phase(&addr, load, args.connections, args.seconds).map_err(|e| format!("{} ({what}): {e}", row.name))
-            };
-            let (b, p) = if round % 2 == 0 {
-                let b = measure(&row.baseline, "baseline")?;
-                (b, measure(&row.policy, "policy")?)
-            } else {
-                let p = measure(&row.policy, "policy")?;
-                (measure(&row.baseline, "baseline")?, p)
-            };
-            p_rate.push(p.rate);
-            b_rate.push(b.rate);
-            p_med.push(ms(quantile(&p.latencies, 0.5)));
-            p99.push(ms(quantile(&p.latencies, 0.99)));
-            b_med.push(ms(quantile(&b.latencies, 0.5)));
-        }
-        if !server.alive() {
-            return Err(format!("policy-server died:\n{}", server.log_tail(40)));
-        }
-        let m = Measured {
-            name: row.name.clone(),
-            bytes: row.bytes,
-            policy_rate: median(p_rate),
-            baseline_rate: median(b_rate),
-            median_ms: median(p_med),
-            p99_ms: median(p99),
-            baseline_median_ms: median(b_med),
-        };
-        eprintln!("{}: {:.0} req/s (baseline {:.0})", m.name, m.policy_rate, m.baseline_rate);
-        measured.push(m);
-    }
-    let rss_end = server.rss_kib()?;
+    let everyday = serve(&args, &manifests, &modules, objects, &specs)?;
+    let floor = node_floor(&args, &modules, &baseline_host, &hosts["topology"])?;
+    let (measured, rss_warm, rss_end) = (everyday.measured, everyday.rss_warm, everyday.rss_end);
 
     let mut out = format!(
         "Measured by `make bench` (`policy-server-bench`): one policy-server 1.35 process (default worker count, \
@@ -423,6 +591,7 @@ fn run() -> Result<bool, String> {
         rss_warm as f64 / 1024.0,
         rss_end as f64 / 1024.0
     ));
+    out.push_str(&floor_table(&floor, &args));
     println!("{out}");
     if let Some(file) = args.write {
         gangwarden_e2e_tests::write_between_markers(&file, BEGIN, END, &out)?;
