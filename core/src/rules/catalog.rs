@@ -93,7 +93,7 @@ pub const DOCS: &[RuleDoc] = &[
     RuleDoc {
         id: "gang.templates-immutable",
         kinds: &["Workload"],
-        example: "spec.podGroupTemplates: Forbidden: field is immutable [gang.templates-immutable]",
+        example: "spec.podGroupTemplates: Invalid value: [{\"name\":\"workers\",\"schedulingPolicy\":{\"gang\":{\"minCount\":8}}}]: field is immutable [gang.templates-immutable]",
     },
     RuleDoc {
         id: "gang.controller-ref",
@@ -118,7 +118,7 @@ pub const DOCS: &[RuleDoc] = &[
     RuleDoc {
         id: "gang.policy-immutable",
         kinds: &["PodGroup", "Job"],
-        example: "spec.schedulingPolicy: Forbidden: field is immutable [gang.policy-immutable]",
+        example: "spec.schedulingPolicy: Invalid value: {\"basic\":{}}: field is immutable [gang.policy-immutable]",
     },
     RuleDoc {
         id: "gang.template-ref",
@@ -128,7 +128,7 @@ pub const DOCS: &[RuleDoc] = &[
     RuleDoc {
         id: "gang.template-ref-immutable",
         kinds: &["PodGroup"],
-        example: "spec.podGroupTemplateRef: Forbidden: field is immutable [gang.template-ref-immutable]",
+        example: "spec.podGroupTemplateRef: Invalid value: {\"workload\":{\"podGroupTemplateName\":\"launchers\",\"workloadName\":\"train\"}}: field is immutable [gang.template-ref-immutable]",
     },
     RuleDoc {
         id: "gang.template-ref-exists",
@@ -163,7 +163,7 @@ pub const DOCS: &[RuleDoc] = &[
     RuleDoc {
         id: "gang.parent-group",
         kinds: &["PodGroup", "CompositePodGroup"],
-        example: "spec.parentCompositePodGroupName: Forbidden: field is immutable [gang.parent-group]",
+        example: "spec.parentCompositePodGroupName: Invalid value: \"train-job-1\": field is immutable [gang.parent-group]",
     },
     RuleDoc {
         id: "gang.hierarchy",
@@ -178,7 +178,7 @@ pub const DOCS: &[RuleDoc] = &[
     RuleDoc {
         id: "gang.disruption-mode",
         kinds: GROUP_HOLDERS,
-        example: "spec.disruptionMode: Forbidden: field is immutable [gang.disruption-mode]",
+        example: "spec.disruptionMode: Invalid value: \"PodGroup\": field is immutable [gang.disruption-mode]",
     },
     RuleDoc {
         id: "gang.disruption-mode-basic",
@@ -188,7 +188,7 @@ pub const DOCS: &[RuleDoc] = &[
     RuleDoc {
         id: "gang.priority-class-name",
         kinds: WORKLOAD_AND_PODGROUP,
-        example: "spec.priorityClassName: Forbidden: field is immutable [gang.priority-class-name]",
+        example: "spec.priorityClassName: Invalid value: \"high\": field is immutable [gang.priority-class-name]",
     },
     RuleDoc {
         id: "gang.priority",
@@ -203,7 +203,7 @@ pub const DOCS: &[RuleDoc] = &[
     RuleDoc {
         id: "gang.scheduling-group",
         kinds: &["Pod"],
-        example: "spec.schedulingGroup: Forbidden: field is immutable [gang.scheduling-group]",
+        example: "spec.schedulingGroup: Invalid value: {\"podGroupName\":\"train-workers-1\"}: field is immutable [gang.scheduling-group]",
     },
     RuleDoc {
         id: "gang.pod-group-exists",
@@ -298,7 +298,7 @@ pub const DOCS: &[RuleDoc] = &[
     RuleDoc {
         id: "claims.claims-immutable",
         kinds: &["PodGroup", "Job"],
-        example: "spec.resourceClaims: Forbidden: field is immutable [claims.claims-immutable]",
+        example: "spec.resourceClaims: Invalid value: [{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"big-gpu-template\"}]: field is immutable [claims.claims-immutable]",
     },
     RuleDoc {
         id: "claims.pod-claim-match",
@@ -553,7 +553,7 @@ pub const DOCS: &[RuleDoc] = &[
     RuleDoc {
         id: "topology.immutable",
         kinds: &["PodGroup", "Job"],
-        example: "spec.schedulingConstraints: Forbidden: field is immutable [topology.immutable]",
+        example: "spec.schedulingConstraints: Invalid value: {\"topology\":[{\"key\":\"topology.kubernetes.io/zone\"}]}: field is immutable [topology.immutable]",
     },
     RuleDoc {
         id: "topology.preemption",

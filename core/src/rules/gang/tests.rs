@@ -227,7 +227,7 @@ fn template_updates_follow_each_field() {
         [
             format!("{at}[1].priority: Forbidden: set priorityClassName instead (the priority is computed from the class at admission) [gang.user-priority]"),
             "spec: Invalid value: null: all priority and priorityClassName values must be identical, detected multiple values [gang.workload-priority]".to_string(),
-            format!("{at}[0].schedulingPolicy.basic: Forbidden: field is immutable [gang.policy-immutable]"),
+            format!("{at}[0].schedulingPolicy.basic: Invalid value: {{}}: field is immutable [gang.policy-immutable]"),
             format!("{at}[0].schedulingPolicy.gang: Forbidden: field cannot be cleared once set [gang.policy-immutable]"),
             format!("{at}[1]: Forbidden: item may not be added [gang.templates-immutable]"),
             format!("{at}: Forbidden: item may not be removed [gang.templates-immutable]"),
@@ -282,9 +282,9 @@ fn pod_group_references_and_updates() {
     assert_eq!(
         violations(new, Some(old)),
         [
-            "spec.disruptionMode: Forbidden: field is immutable [gang.disruption-mode]",
-            "spec.preemptionPolicy: Forbidden: field is immutable [gang.preemption-policy]",
-            "spec.workloadRef: Forbidden: field is immutable [gang.template-ref-immutable]",
+            r#"spec.disruptionMode: Invalid value: {"all":{}}: field is immutable [gang.disruption-mode]"#,
+            r#"spec.preemptionPolicy: Invalid value: "Never": field is immutable [gang.preemption-policy]"#,
+            r#"spec.workloadRef: Invalid value: {"templateName":"u","workloadName":"w"}: field is immutable [gang.template-ref-immutable]"#,
         ]
     );
 }
@@ -310,7 +310,9 @@ fn composite_pod_groups() {
     new["spec"]["schedulingPolicy"]["gang"]["minGroupCount"] = json!(3);
     assert_eq!(
         violations(new, Some(old)),
-        ["spec.schedulingPolicy: Forbidden: field is immutable [gang.policy-immutable]"]
+        [
+            r#"spec.schedulingPolicy: Invalid value: {"gang":{"minGroupCount":3}}: field is immutable [gang.policy-immutable]"#
+        ]
     );
     // CompositePodGroup exists only in v1alpha3.
     let beta =

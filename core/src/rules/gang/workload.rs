@@ -19,10 +19,22 @@ pub(super) fn check_workload(w: &Workload, old: Option<&Workload>, groups: &[Gro
             check_workload_136(w, v);
             if let Some(Workload::V1alpha2(old)) = old {
                 if w.spec.pod_group_templates != old.spec.pod_group_templates {
-                    v.deny(TEMPLATES_IMMUTABLE, FieldError::immutable(Path::new("spec").child("podGroupTemplates")));
+                    v.deny(
+                        TEMPLATES_IMMUTABLE,
+                        FieldError::immutable(
+                            Path::new("spec").child("podGroupTemplates"),
+                            BadValue::of(w.spec.pod_group_templates.within_maximum()),
+                        ),
+                    );
                 }
                 if w.spec.controller_ref != old.spec.controller_ref {
-                    v.deny(CONTROLLER_REF, FieldError::immutable(Path::new("spec").child("controllerRef")));
+                    v.deny(
+                        CONTROLLER_REF,
+                        FieldError::immutable(
+                            Path::new("spec").child("controllerRef"),
+                            BadValue::of(&w.spec.controller_ref),
+                        ),
+                    );
                 }
             }
         }
@@ -221,7 +233,10 @@ pub(super) fn check_workload_update_137(w: &Workload137, groups: &[GroupSpec], o
         Workload::V1alpha2(_) => return,
     };
     if w.spec.controller_ref.as_ref() != old_controller {
-        v.deny(CONTROLLER_REF, FieldError::immutable(spec.child("controllerRef")));
+        v.deny(
+            CONTROLLER_REF,
+            FieldError::immutable(spec.child("controllerRef"), BadValue::of(&w.spec.controller_ref)),
+        );
     }
     let old_by_key: HashMap<&str, &GroupSpec> = old_groups.iter().map(|g| (g.key.as_str(), g)).collect();
     let new_keys: HashSet<&str> = groups.iter().map(|g| g.key.as_str()).collect();
