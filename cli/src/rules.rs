@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use gangwarden_core::field::ErrorType;
 use gangwarden_core::rules::catalog::{self, JOBS};
-use gangwarden_core::rules::{ALL, RuleInfo};
+use gangwarden_core::rules::{ALL, METADATA, RuleInfo};
 use gangwarden_manifests::RuleSetName;
 use serde::Serialize;
 
@@ -32,27 +32,38 @@ struct Rule {
     upstream: Option<ErrorType>,
 }
 
+/// The metadata rules' group: they run with every rule set, in every policy.
+const METADATA_GROUP: &str = "metadata";
+const EVERY_POLICY: &str = "every policy";
+
+fn rule(info: &RuleInfo, rule_set: &'static str, policy: &'static str) -> Rule {
+    let doc = catalog::doc(info.id);
+    Rule {
+        id: info.id,
+        rule_set,
+        policy,
+        catalogue: info.catalogue,
+        kinds: doc.map_or(&[], |d| d.kinds),
+        summary: info.summary,
+        example: doc.map_or("", |d| d.example),
+        upstream: doc.and_then(|d| d.upstream),
+    }
+}
+
+/// The rules of the chosen rule sets (all when none is chosen, the metadata rules too).
 fn rules(only: &[RuleSetName]) -> Vec<Rule> {
-    RuleSetName::ALL
+    let mut out: Vec<Rule> = RuleSetName::ALL
         .into_iter()
         .filter(|r| only.is_empty() || only.contains(r))
         .flat_map(|rule_set| {
             let table: &[RuleInfo] = ALL.iter().find(|(p, _)| *p == rule_set.policy()).map_or(&[], |(_, t)| t);
-            table.iter().map(move |info| {
-                let doc = catalog::doc(info.id);
-                Rule {
-                    id: info.id,
-                    rule_set: rule_set.as_str(),
-                    policy: rule_set.policy(),
-                    catalogue: info.catalogue,
-                    kinds: doc.map_or(&[], |d| d.kinds),
-                    summary: info.summary,
-                    example: doc.map_or("", |d| d.example),
-                    upstream: doc.and_then(|d| d.upstream),
-                }
-            })
+            table.iter().map(move |info| rule(info, rule_set.as_str(), rule_set.policy()))
         })
-        .collect()
+        .collect();
+    if only.is_empty() {
+        out.extend(METADATA.iter().map(|info| rule(info, METADATA_GROUP, EVERY_POLICY)));
+    }
+    out
 }
 
 /// `Workload, PodGroup, Kubeflow jobs` rather than eight names (the six jobs named once,
@@ -113,16 +124,18 @@ fn markdown(rules: &[Rule]) -> String {
          webhook's) `field.ErrorType` for the same check, which the example uses; gangwarden's own rules \
          have none.\n",
     );
-    for rule_set in RuleSetName::ALL {
-        let of_set: Vec<&Rule> = rules.iter().filter(|r| r.rule_set == rule_set.as_str()).collect();
+    let groups = RuleSetName::ALL
+        .into_iter()
+        .map(|r| (r.as_str(), format!("`policies/{}`", r.policy())))
+        .chain([(METADATA_GROUP, format!("{EVERY_POLICY}: what the apiserver checks of every object"))]);
+    for (group, shipped_in) in groups {
+        let of_set: Vec<&Rule> = rules.iter().filter(|r| r.rule_set == group).collect();
         if of_set.is_empty() {
             continue;
         }
         let _ = write!(
             out,
-            "\n## {} (`policies/{}`)\n\n| id | kinds | catalogue | upstream type | summary | example message |\n|---|---|---|---|---|---|\n",
-            rule_set.as_str(),
-            rule_set.policy()
+            "\n## {group} ({shipped_in})\n\n| id | kinds | catalogue | upstream type | summary | example message |\n|---|---|---|---|---|---|\n",
         );
         for r in of_set {
             let _ = writeln!(
@@ -147,8 +160,9 @@ mod tests {
     #[test]
     fn every_rule_is_listed_with_kinds_and_an_example() {
         let all = rules(&[]);
-        let count: usize = ALL.iter().map(|(_, t)| t.len()).sum();
+        let count: usize = ALL.iter().map(|(_, t)| t.len()).sum::<usize>() + METADATA.len();
         assert_eq!(all.len(), count);
+        assert!(all.iter().any(|r| r.id == "meta.name" && r.rule_set == METADATA_GROUP));
         assert!(all.iter().all(|r| !r.kinds.is_empty() && r.example.ends_with(&format!("[{}]", r.id))));
         let gang = rules(&[RuleSetName::Gang]);
         assert!(gang.iter().all(|r| r.rule_set == "gang" && r.id.starts_with("gang.")));

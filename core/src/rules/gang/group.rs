@@ -101,11 +101,9 @@ pub(super) fn check_pod_group_update(pg: &PodGroup, old: &PodGroup, v: &mut Verd
     }
 }
 
-/// N6: a CompositePodGroup's name and required `workloadRef`. Returns whether the
-/// references are well formed, so they can be looked up.
+/// N6: a CompositePodGroup's required `workloadRef` (its name is a metadata rule,
+/// `meta.name`). Returns whether the references are well formed, so they can be looked up.
 pub(super) fn check_composite_pod_group(cpg: &CompositePodGroup, v: &mut Verdict) -> bool {
-    let name = cpg.metadata.name.as_deref().unwrap_or_default();
-    v.deny_all(COMPOSITE_NAME, check(&Path::new("metadata").child("name"), name, true, names::is_dns1123_subdomain));
     let ref_ok = match cpg.template_ref() {
         Some(r) => check_workload_ref(&r, v),
         None => {
