@@ -443,3 +443,66 @@ fn the_lookup_versions_setting() {
     let empty = Settings { scheduling_api_versions: vec![], ..Settings::default() };
     assert_eq!(Gang::validate_settings(&empty).unwrap_err(), "schedulingApiVersions: must list at least one version");
 }
+
+/// The apiserver defaults a PodGroup's (and a CompositePodGroup's) `disruptionMode` when it
+/// decodes the object, before validation and every webhook; templates are not defaulted. The
+/// rules judge the defaulted object, so a manifest that leaves the field out reads as the
+/// apiserver stores it.
+#[test]
+fn an_absent_disruption_mode_is_judged_as_its_default() {
+    let templates = json!({"podGroupTemplates": [
+        {"name": "workers", "schedulingPolicy": {"gang": {"minCount": 2}}, "disruptionMode": "Pod"},
+        {"name": "leaders", "schedulingPolicy": {"gang": {"minCount": 2}}, "disruptionMode": "PodGroup"},
+    ]});
+    let cluster = MemoryCluster::new(vec![object("v1alpha2", "Workload", "train", templates)]);
+    let from = |template: &str, mode: Option<&str>| {
+        let mut spec = json!({"podGroupTemplateRef": {"workload": {"workloadName": "train", "podGroupTemplateName": template}},
+                              "schedulingPolicy": {"gang": {"minCount": 2}}});
+        if let Some(mode) = mode {
+            spec["disruptionMode"] = json!(mode);
+        }
+        object("v1alpha2", "PodGroup", &format!("train-{template}-0"), spec)
+    };
+    // Left out, it is "Pod", which is what the template says ...
+    assert_eq!(run_with(from("workers", None), None, &cluster).0, Vec::<String>::new());
+    // ... and not what this one says: the message shows the defaulted value.
+    assert_eq!(
+        run_with(from("leaders", None), None, &cluster).0,
+        [
+            r#"spec.disruptionMode: Invalid value: "Pod": must equal the disruptionMode of Workload "train" template "leaders": "PodGroup" [gang.template-consistency]"#
+        ]
+    );
+    // An update that writes the default out, or leaves it out again, changes nothing.
+    assert!(violations(from("workers", Some("Pod")), Some(from("workers", None))).is_empty());
+    assert!(violations(from("workers", None), Some(from("workers", Some("Pod")))).is_empty());
+    assert_eq!(
+        violations(from("workers", Some("PodGroup")), Some(from("workers", None))),
+        [r#"spec.disruptionMode: Invalid value: "PodGroup": field is immutable [gang.disruption-mode]"#]
+    );
+
+    for version in VERSIONS_137 {
+        let templates = json!({"podGroupTemplates": [
+            {"name": "workers", "schedulingPolicy": {"gang": {"minCount": 2}}, "disruptionMode": {"single": {}}},
+        ]});
+        let cluster = MemoryCluster::new(vec![object(version, "Workload", "train", templates)]);
+        let group = object(
+            version,
+            "PodGroup",
+            "train-workers-0",
+            json!({"workloadRef": {"workloadName": "train", "templateName": "workers"},
+                   "schedulingPolicy": {"gang": {"minCount": 2}}}),
+        );
+        assert_eq!(run_with(group.clone(), None, &cluster).0, Vec::<String>::new(), "{version}");
+        let mut explicit = group.clone();
+        explicit["spec"]["disruptionMode"] = json!({"single": {}});
+        assert!(violations(explicit, Some(group)).is_empty(), "{version}");
+    }
+    // A template is not defaulted: a group from a template that leaves the mode out is free.
+    let cluster = MemoryCluster::new(vec![object(
+        "v1alpha2",
+        "Workload",
+        "train",
+        json!({"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 2}}}]}),
+    )]);
+    assert!(run_with(from("workers", Some("PodGroup")), None, &cluster).0.is_empty());
+}
