@@ -33,6 +33,9 @@ pub struct TemplateMeta {
     pub annotations: Option<BTreeMap<String, String>>,
 }
 
+/// A `map[string]string` as its entries in the order written, lent where they can be.
+pub type StringMap<'a> = Vec<(Cow<'a, str>, Cow<'a, str>)>;
+
 /// An object's `metadata` as the apiserver validates it for every kind (names, labels,
 /// annotations), its strings lent by the payload where they have no escapes. `managedFields`,
 /// `ownerReferences` and the rest are skipped unread.
@@ -47,16 +50,16 @@ pub struct Metadata<'a> {
     pub namespace: Option<Cow<'a, str>>,
     /// In the order written (`null` reads as empty).
     #[serde(borrow, deserialize_with = "string_map")]
-    pub labels: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    pub labels: StringMap<'a>,
     #[serde(borrow, deserialize_with = "string_map")]
-    pub annotations: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    pub annotations: StringMap<'a>,
 }
 
 impl Metadata<'_> {
     /// The metadata with its own copies of the strings.
     pub fn into_owned(self) -> Metadata<'static> {
         let own = |s: Option<Cow<str>>| s.map(|s| Cow::Owned(s.into_owned()));
-        let own_map = |m: Vec<(Cow<str>, Cow<str>)>| {
+        let own_map = |m: StringMap| {
             m.into_iter().map(|(k, v)| (Cow::Owned(k.into_owned()), Cow::Owned(v.into_owned()))).collect()
         };
         Metadata {
@@ -74,10 +77,10 @@ fn lent<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Err
 }
 
 /// A `map[string]string` as Go reads it: `null` for the map or a value is empty.
-fn string_map<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(Cow<'de, str>, Cow<'de, str>)>, D::Error> {
+fn string_map<'de, D: Deserializer<'de>>(d: D) -> Result<StringMap<'de>, D::Error> {
     struct Pairs;
     impl<'de> serde::de::Visitor<'de> for Pairs {
-        type Value = Vec<(Cow<'de, str>, Cow<'de, str>)>;
+        type Value = StringMap<'de>;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("a map of strings")
         }
