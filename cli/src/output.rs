@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
-use gangwarden_core::rules::{ALL, catalog};
+use gangwarden_core::rules::catalog;
 use gangwarden_manifests::{DocumentReport, Finding, Report, RuleSetName, SourceFile};
 use serde_json::{Value, json};
 
@@ -273,9 +273,8 @@ fn artifact_uri(file: &str) -> String {
 
 /// SARIF 2.1.0: every rule as a reporting descriptor, every violation and warning as a result.
 pub fn sarif(report: &Report) -> String {
-    let rule_ids: Vec<(&str, &str, &str)> = ALL
-        .iter()
-        .flat_map(|(_, rules)| rules.iter().map(|r| (r.id, r.summary, catalog::doc(r.id).map_or("", |d| d.example))))
+    let rule_ids: Vec<(&str, &str, &str)> = gangwarden_core::rules::every_rule()
+        .map(|r| (r.id, r.summary, catalog::doc(r.id).map_or("", |d| d.example)))
         .collect();
     let mut rules: Vec<Value> = rule_ids
         .iter()

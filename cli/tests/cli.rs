@@ -122,6 +122,27 @@ fn the_trainer_corpus_passes_but_the_upstream_example_trainer_rejects() {
 }
 
 #[test]
+fn a_pod_group_named_train_job_gets_the_apiservers_answer() {
+    let dir = temp();
+    let file = write(
+        dir.path(),
+        "pg.yaml",
+        "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata:\n  name: Train_Job\n  namespace: ml\nspec:\n  schedulingPolicy:\n    gang: {minCount: 2}\n",
+    );
+    let o = gangwarden(&["check", &file]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let out = stdout(&o);
+    let error = format!(
+        "{file}:4:3: error: PodGroup ml/Train_Job: metadata.name: Invalid value: \"Train_Job\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') [meta.name]"
+    );
+    // Every rule set runs the metadata rules; the finding is shown once.
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        [error.as_str(), "1 document checked in 1 file: 0 accepted, 1 rejected, 0 warnings"]
+    );
+}
+
+#[test]
 fn valid_manifests_pass() {
     let o = gangwarden(&["check", "examples/manifests/training.yaml", "examples/manifests/nodes.yaml"]);
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
@@ -428,7 +449,7 @@ fn the_rule_reference_is_generated() {
     let checked_in = std::fs::read_to_string(repo_root().join("docs/rules.md")).expect("docs/rules.md");
     assert_eq!(stdout(&o), checked_in, "docs/rules.md drifted: run `make docs`");
     let json: Value = serde_json::from_str(&stdout(&gangwarden(&["rules", "--output", "json"]))).expect("json");
-    let count: usize = gangwarden_core::rules::ALL.iter().map(|(_, t)| t.len()).sum();
+    let count = gangwarden_core::rules::every_rule().count();
     assert_eq!(json.as_array().map(Vec::len), Some(count));
     assert_eq!(json[0]["id"], "gang.workload-templates");
     assert_eq!(json[0]["kinds"], json!(["Workload"]));

@@ -93,9 +93,12 @@ pub fn validate_settings<R: RuleSet>(payload: &[u8]) -> Result<(), String> {
     parse_settings_text::<R>(text).map(|_| ())
 }
 
-/// Checks an already-decoded review (the playground and unit tests start here).
+/// Checks an already-decoded review (the playground and unit tests start here): the
+/// metadata rules the apiserver applies to every kind, then the rule set's.
 pub fn check<R: RuleSet>(settings: &R::Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
-    R::check(settings, review, cluster)
+    let mut verdict = crate::rules::meta::check(review);
+    verdict.merge(R::check(settings, review, cluster));
+    verdict
 }
 
 /// A rule set's kind families as the type the review reads them from.
@@ -117,6 +120,6 @@ pub fn evaluate<R: RuleSet>(payload: &[u8], cluster: &dyn Cluster) -> Response {
     match payload.request.review_for::<Kinds<R>>() {
         Err(e) => Response::reject(400, e.0),
         Ok(None) => Response::accept(),
-        Ok(Some(review)) => Response::from_verdict(R::check(&settings, &review, cluster)),
+        Ok(Some(review)) => Response::from_verdict(check::<R>(&settings, &review, cluster)),
     }
 }

@@ -153,8 +153,57 @@ pub enum ErrorKind {
     Forbidden { detail: Arc<str> },
     Duplicate { value: BadValue },
     TooMany { actual: usize, max: usize },
+    TooLong { max: usize },
     NotFound { value: BadValue, detail: Arc<str> },
     Internal { detail: Arc<str> },
+}
+
+/// The apiserver's `field.ErrorType`s, by their Go names (`field.ErrorTypeInvalid` is
+/// `Invalid`): what a rule's upstream counterpart reports, and what a test compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+pub enum ErrorType {
+    NotFound,
+    Required,
+    Duplicate,
+    Invalid,
+    NotSupported,
+    Forbidden,
+    TooLong,
+    TooMany,
+    Internal,
+}
+
+impl ErrorType {
+    /// How the type starts a message: `Invalid value`, `Unsupported value`, ...
+    pub fn label(self) -> &'static str {
+        match self {
+            ErrorType::NotFound => "Not found",
+            ErrorType::Required => "Required value",
+            ErrorType::Duplicate => "Duplicate value",
+            ErrorType::Invalid => "Invalid value",
+            ErrorType::NotSupported => "Unsupported value",
+            ErrorType::Forbidden => "Forbidden",
+            ErrorType::TooLong => "Too long",
+            ErrorType::TooMany => "Too many",
+            ErrorType::Internal => "Internal error",
+        }
+    }
+}
+
+impl ErrorKind {
+    pub fn error_type(&self) -> ErrorType {
+        match self {
+            ErrorKind::Required { .. } => ErrorType::Required,
+            ErrorKind::Invalid { .. } => ErrorType::Invalid,
+            ErrorKind::NotSupported { .. } => ErrorType::NotSupported,
+            ErrorKind::Forbidden { .. } => ErrorType::Forbidden,
+            ErrorKind::Duplicate { .. } => ErrorType::Duplicate,
+            ErrorKind::TooMany { .. } => ErrorType::TooMany,
+            ErrorKind::TooLong { .. } => ErrorType::TooLong,
+            ErrorKind::NotFound { .. } => ErrorType::NotFound,
+            ErrorKind::Internal { .. } => ErrorType::Internal,
+        }
+    }
 }
 
 /// One field error: `<path>: <Type>: <detail>`.
@@ -210,14 +259,30 @@ impl FieldError {
             | ErrorKind::Forbidden { detail }
             | ErrorKind::NotFound { detail, .. }
             | ErrorKind::Internal { detail } => *detail = format!("{detail}{suffix}").into(),
-            ErrorKind::NotSupported { .. } | ErrorKind::Duplicate { .. } | ErrorKind::TooMany { .. } => {}
+            ErrorKind::NotSupported { .. }
+            | ErrorKind::Duplicate { .. }
+            | ErrorKind::TooMany { .. }
+            | ErrorKind::TooLong { .. } => {}
         }
         self
     }
 
-    /// The standard message for a field that may not change after creation.
-    pub fn immutable(path: Path) -> Self {
-        FieldError::forbidden(path, "field is immutable")
+    /// The standard message for a field that may not change after creation, as the
+    /// apiserver's `ValidateImmutableField` and declarative `+k8s:immutable` give it: the
+    /// new value (`null` when it was removed), then `field is immutable`.
+    pub fn immutable(path: Path, new_value: impl Into<BadValue>) -> Self {
+        FieldError::invalid(path, new_value, "field is immutable")
+    }
+
+    /// `<path>: Too long: may not be more than <max> bytes` (apimachinery `field.TooLong`,
+    /// which prints no value).
+    pub fn too_long(path: Path, max: usize) -> Self {
+        FieldError { path, kind: ErrorKind::TooLong { max } }
+    }
+
+    /// The apiserver's type of this error.
+    pub fn error_type(&self) -> ErrorType {
+        self.kind.error_type()
     }
 }
 
@@ -256,6 +321,10 @@ impl fmt::Display for FieldError {
             ErrorKind::TooMany { actual, max } => {
                 let unit = if *max == 1 { "item" } else { "items" };
                 write!(f, "Too many: {actual}: must have at most {max} {unit}")
+            }
+            ErrorKind::TooLong { max } => {
+                let unit = if *max == 1 { "byte" } else { "bytes" };
+                write!(f, "Too long: may not be more than {max} {unit}")
             }
             ErrorKind::NotFound { value, detail } => {
                 write!(f, "Not found: {value}")?;
@@ -336,9 +405,19 @@ mod tests {
             r#"spec.podGroupTemplates[1]: Duplicate value: {"name":"a"}"#
         );
         assert_eq!(
-            FieldError::immutable(t.clone()).to_string(),
-            "spec.podGroupTemplates: Forbidden: field is immutable"
+            FieldError::immutable(t.clone(), BadValue::of(&serde_json::json!([{"name": "a"}]))).to_string(),
+            r#"spec.podGroupTemplates: Invalid value: [{"name":"a"}]: field is immutable"#
         );
+        assert_eq!(
+            FieldError::immutable(Path::new("spec").child("priorityClassName"), BadValue::of(&None::<String>))
+                .to_string(),
+            "spec.priorityClassName: Invalid value: null: field is immutable"
+        );
+        assert_eq!(
+            FieldError::too_long(Path::new("metadata").child("annotations"), 262144).to_string(),
+            "metadata.annotations: Too long: may not be more than 262144 bytes"
+        );
+        assert_eq!(FieldError::immutable(t.clone(), "x").error_type(), ErrorType::Invalid);
         assert_eq!(
             FieldError::invalid(Path::new("metadata").child("name"), "a\"b", "bad").to_string(),
             r#"metadata.name: Invalid value: "a\"b": bad"#

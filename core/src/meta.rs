@@ -1,10 +1,14 @@
-//! The parts of an object's `metadata` the rules read. Labels, annotations, managedFields
-//! and the rest are skipped unread: a Pod may carry megabytes of them, and decoding them
-//! into maps would cost more than every rule together.
+//! The parts of an object's `metadata` the rules read. The typed objects skip labels,
+//! annotations, managedFields and the rest unread: a Pod may carry megabytes of them, and
+//! decoding them into maps for every rule would cost more than every rule together. The
+//! metadata rules read them once, lent by the payload ([`Metadata`]).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::decode::Text;
 
 /// An object's own `metadata`.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -29,6 +33,71 @@ pub struct TemplateMeta {
     pub annotations: Option<BTreeMap<String, String>>,
 }
 
+/// A `map[string]string` as its entries in the order written, lent where they can be.
+pub type StringMap<'a> = Vec<(Cow<'a, str>, Cow<'a, str>)>;
+
+/// An object's `metadata` as the apiserver validates it for every kind (names, labels,
+/// annotations), its strings lent by the payload where they have no escapes. `managedFields`,
+/// `ownerReferences` and the rest are skipped unread.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Metadata<'a> {
+    #[serde(borrow, deserialize_with = "lent")]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "lent")]
+    pub generate_name: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "lent")]
+    pub namespace: Option<Cow<'a, str>>,
+    /// In the order written (`null` reads as empty).
+    #[serde(borrow, deserialize_with = "string_map")]
+    pub labels: StringMap<'a>,
+    #[serde(borrow, deserialize_with = "string_map")]
+    pub annotations: StringMap<'a>,
+}
+
+impl Metadata<'_> {
+    /// The metadata with its own copies of the strings.
+    pub fn into_owned(self) -> Metadata<'static> {
+        let own = |s: Option<Cow<str>>| s.map(|s| Cow::Owned(s.into_owned()));
+        let own_map = |m: StringMap| {
+            m.into_iter().map(|(k, v)| (Cow::Owned(k.into_owned()), Cow::Owned(v.into_owned()))).collect()
+        };
+        Metadata {
+            name: own(self.name),
+            generate_name: own(self.generate_name),
+            namespace: own(self.namespace),
+            labels: own_map(self.labels),
+            annotations: own_map(self.annotations),
+        }
+    }
+}
+
+fn lent<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    Ok(Option::<Text<'de>>::deserialize(d)?.map(|t| t.0))
+}
+
+/// A `map[string]string` as Go reads it: `null` for the map or a value is empty.
+fn string_map<'de, D: Deserializer<'de>>(d: D) -> Result<StringMap<'de>, D::Error> {
+    struct Pairs;
+    impl<'de> serde::de::Visitor<'de> for Pairs {
+        type Value = StringMap<'de>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a map of strings")
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
+            while let Some((k, v)) = map.next_entry::<Text<'de>, Option<Text<'de>>>()? {
+                pairs.push((k.0, v.map(|v| v.0).unwrap_or_default()));
+            }
+            Ok(pairs)
+        }
+    }
+    d.deserialize_any(Pairs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,6 +120,18 @@ mod tests {
         assert_eq!(
             crate::decode::from_json::<ObjectMeta>(&json!({"name": 7})).unwrap_err(),
             "name: invalid type: integer `7`, expected a string"
+        );
+        let full: Metadata = crate::decode::from_str(
+            r#"{"name": "p", "labels": {"a": "b", "c": null}, "annotations": null, "managedFields": [{"x": 1}]}"#,
+        )
+        .unwrap();
+        assert_eq!(full.name.as_deref(), Some("p"));
+        assert_eq!(full.labels, [("a".into(), "b".into()), ("c".into(), "".into())]);
+        assert!(full.annotations.is_empty());
+        assert!(matches!(full.name, Some(Cow::Borrowed(_))));
+        assert_eq!(
+            crate::decode::from_str::<Metadata>(r#"{"labels": {"a": 1}}"#).unwrap_err(),
+            "labels.a: invalid type: integer `1`, expected a string"
         );
         let template: TemplateMeta =
             crate::decode::from_json(&json!({"labels": {"a": "b"}, "annotations": {"k": "v"}})).unwrap();

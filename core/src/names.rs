@@ -6,6 +6,7 @@ use crate::field::{FieldError, Path};
 const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const DNS1035_LABEL_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
 fn max_len(n: usize) -> String {
@@ -98,6 +99,18 @@ pub fn is_qualified_name(s: &str) -> Vec<String> {
     errs
 }
 
+/// A label value: empty, or a qualified name's name part of at most 63 characters.
+pub fn is_label_value(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > 63 {
+        errs.push(max_len(63));
+    }
+    if !s.is_empty() && !matches_qualified_name_part(s) {
+        errs.push(LABEL_VALUE_MSG.to_string());
+    }
+    errs
+}
+
 /// A container port name (IANA_SVC_NAME).
 pub fn is_port_name(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
@@ -183,6 +196,14 @@ mod tests {
         assert_eq!(is_qualified_name("Bad_Prefix/zone"), vec![format!("prefix part {DNS1123_SUBDOMAIN_MSG}")]);
         assert_eq!(is_qualified_name("a/b/c").len(), 1);
         assert_eq!(is_qualified_name("-zone"), vec![format!("name part {QUALIFIED_NAME_MSG}")]);
+    }
+
+    #[test]
+    fn label_values() {
+        assert!(is_label_value("").is_empty());
+        assert!(is_label_value("my_value.1").is_empty());
+        assert_eq!(is_label_value("-a"), vec![LABEL_VALUE_MSG]);
+        assert_eq!(is_label_value(&"v".repeat(64)), vec!["must be no more than 63 characters"]);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::decode::{ObjectOnly, json_type};
 use crate::batch::{self, BatchJob, BatchKind};
 use crate::decode::null_as_default;
 use crate::kubeflow::{JobKind, KubeflowJob};
+use crate::meta::Metadata;
 use crate::pod::Pod;
 use crate::scheduling::{self, CompositePodGroup, PodGroup, Version, Workload};
 use crate::trainer::{self, Runtime, TrainJob, TrainerKind};
@@ -192,6 +193,10 @@ pub struct Review<'a> {
     /// Present on UPDATE. The old copy of a Pod or a Kubeflow job holds only what the update
     /// rules compare ([`Pod::decode_old`], [`KubeflowJob::decode_old`]).
     pub old_object: Option<Resource>,
+    /// The object's `metadata` as the metadata rules read it ([`crate::rules::meta`]).
+    pub metadata: Metadata<'a>,
+    /// The old object's, on UPDATE.
+    pub old_metadata: Option<Metadata<'a>>,
     /// The object exactly as it arrived; a mutating rule set edits a copy of this, so the
     /// patch Kubewarden computes holds only the fields it meant to change. Lent by the
     /// payload: copying it would cost as much as a megabyte-sized object's decode.
@@ -201,7 +206,12 @@ pub struct Review<'a> {
 impl Review<'_> {
     /// The review with its own copy of the object's text.
     pub fn into_owned(self) -> Review<'static> {
-        Review { raw_object: Cow::Owned(self.raw_object.into_owned()), ..self }
+        Review {
+            raw_object: Cow::Owned(self.raw_object.into_owned()),
+            metadata: self.metadata.into_owned(),
+            old_metadata: self.old_metadata.map(Metadata::into_owned),
+            ..self
+        }
     }
 
     pub fn is_update(&self) -> bool {
@@ -516,8 +526,9 @@ impl<'a> AdmissionRequest<'a> {
         header.check_kind("object", &gvk)?;
         let old_raw = match (operation, self.old_object) {
             (Operation::Update, Some(old)) => {
-                ObjectHeader::read("oldObject", Some(old))?.check_kind("oldObject", &gvk)?;
-                Some(old)
+                let old_header = ObjectHeader::read("oldObject", Some(old))?;
+                old_header.check_kind("oldObject", &gvk)?;
+                Some((old, old_header.metadata))
             }
             _ => None,
         };
@@ -531,7 +542,17 @@ impl<'a> AdmissionRequest<'a> {
         let Some(raw_object) = self.object else { return Err(BadRequest("request.object: Required value".into())) };
         let object = decode("request.object", raw_object, Resource::decode::<K>)?;
         let old_object = match old_raw {
-            Some(old) => Some(decode("request.oldObject", old, Resource::decode_old::<K>)?),
+            Some((old, _)) => Some(decode("request.oldObject", old, Resource::decode_old::<K>)?),
+            None => None,
+        };
+        let metadata = |what: &str, raw: Option<&'a RawValue>| match raw {
+            None => Ok(Metadata::default()),
+            Some(raw) => crate::decode::from_str_at::<Option<Metadata>>("metadata", raw.get())
+                .map(Option::unwrap_or_default)
+                .map_err(|e| BadRequest(format!("cannot decode {what} as {}: {e}", gvk.kind))),
+        };
+        let old_metadata = match old_raw {
+            Some((_, raw)) => Some(metadata("request.oldObject", raw)?),
             None => None,
         };
         let namespace = if self.namespace.is_empty() {
@@ -540,6 +561,8 @@ impl<'a> AdmissionRequest<'a> {
             self.namespace.clone()
         };
         Ok(Some(Review {
+            metadata: metadata("request.object", header.metadata)?,
+            old_metadata,
             operation,
             kind: gvk,
             namespace,

@@ -363,10 +363,19 @@ impl PodGroup {
         })
     }
 
+    /// The spec as the apiserver judges it: an absent `disruptionMode` is its default.
     pub fn group_spec(&self) -> GroupSpec<'_> {
         match self {
             PodGroup::V1alpha2(pg) => GroupSpec::of_pod_group_136(pg),
-            PodGroup::V137(pg) => GroupSpec::of_group_137(&pg.spec.scheduling_policy, GroupFields137::of_pod_group(pg)),
+            PodGroup::V137(pg) => GroupSpec {
+                disruption_mode: pg
+                    .spec
+                    .disruption_mode
+                    .as_ref()
+                    .map(Disruption::of_137)
+                    .or(Some(DEFAULT_DISRUPTION_137)),
+                ..GroupSpec::of_group_137(&pg.spec.scheduling_policy, GroupFields137::of_pod_group(pg))
+            },
         }
     }
 
@@ -428,10 +437,12 @@ impl CompositePodGroup {
             scheduling_policy: Policy::Composite(&s.scheduling_policy),
             scheduling_constraints: s.scheduling_constraints.as_ref().map(|c| Constraints::of(c.topology.as_deref())),
             resource_claims: None,
+            // Defaulted on decode, as a PodGroup's.
             disruption_mode: s
                 .disruption_mode
                 .as_ref()
-                .map(|d| Disruption::Union { single: d.single.is_some(), all: d.all.is_some() }),
+                .map(|d| Disruption::Union { single: d.single.is_some(), all: d.all.is_some() })
+                .or(Some(DEFAULT_DISRUPTION_137)),
             priority_class_name: s.priority_class_name.as_ref(),
             priority: s.priority,
             preemption_policy: s.preemption_policy.as_ref(),
@@ -588,11 +599,23 @@ impl<'a> Constraints<'a> {
     }
 }
 
+/// What the apiserver writes into an absent `disruptionMode` of a PodGroup (and, in 1.37, a
+/// CompositePodGroup) when it decodes the object, before any validation or webhook: the rules
+/// judge that defaulted object. Templates are not defaulted.
+pub const DEFAULT_DISRUPTION_136: Disruption<'static> = Disruption::V1alpha2("Pod");
+pub const DEFAULT_DISRUPTION_137: Disruption<'static> = Disruption::Union { single: true, all: false };
+
 /// `disruptionMode`: a string in 1.36 (`Pod` | `PodGroup`), the `single`/`all` union in 1.37.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Disruption<'a> {
     V1alpha2(&'a str),
     Union { single: bool, all: bool },
+}
+
+impl Disruption<'_> {
+    fn of_137(d: &b1::DisruptionMode) -> Disruption<'static> {
+        Disruption::Union { single: d.single.is_some(), all: d.all.is_some() }
+    }
 }
 
 impl Serialize for Disruption<'_> {
@@ -728,7 +751,8 @@ impl<'a> GroupSpec<'a> {
             scheduling_policy: Policy::V1alpha2(&s.scheduling_policy),
             scheduling_constraints: s.scheduling_constraints.as_ref().map(|c| Constraints::of(c.topology.as_deref())),
             resource_claims: group_claims!(s.resource_claims.as_ref()),
-            disruption_mode: s.disruption_mode.as_deref().map(Disruption::V1alpha2),
+            // Defaulted on decode (with WorkloadAwarePreemption on, which the field needs).
+            disruption_mode: s.disruption_mode.as_deref().map(Disruption::V1alpha2).or(Some(DEFAULT_DISRUPTION_136)),
             priority_class_name: s.priority_class_name.as_ref(),
             priority: s.priority,
             preemption_policy: None,

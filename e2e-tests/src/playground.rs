@@ -337,6 +337,17 @@ pub fn site_data() -> Result<Value, String> {
             }));
         }
     }
+    // The metadata rules run with every rule set; each README lists them with the same example.
+    for info in gangwarden_core::rules::METADATA {
+        rules.push(json!({
+            "id": info.id,
+            "ruleSet": "metadata",
+            "policy": "every policy",
+            "catalogue": info.catalogue,
+            "summary": info.summary,
+            "example": gangwarden_core::rules::catalog::doc(info.id).map_or("", |d| d.example),
+        }));
+    }
     Ok(json!({
         "version": env!("CARGO_PKG_VERSION"),
         "apiVersions": api_versions,

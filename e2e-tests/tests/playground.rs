@@ -61,7 +61,23 @@ fn playground_answer(policy: &str, report: &Value) -> Result<Value, String> {
         );
     }
     let accepted = ordered.iter().all(|r| r["accepted"] == true);
-    let messages: Vec<&str> = ordered.iter().filter_map(|r| r["message"].as_str()).collect();
+    // The bundle runs the metadata rules once, before its rule sets; each rule set's own
+    // result lists them too (every policy runs them), so they are taken from the first.
+    let is_meta = |v: &Value| v["rule"].as_str().is_some_and(|r| r.starts_with("meta."));
+    let meta: Vec<&str> = ordered
+        .first()
+        .and_then(|r| r["violations"].as_array())
+        .into_iter()
+        .flatten()
+        .filter(|v| is_meta(v))
+        .filter_map(|v| v["message"].as_str())
+        .collect();
+    let messages: Vec<&str> = if meta.is_empty() {
+        ordered.iter().filter_map(|r| r["message"].as_str()).collect()
+    } else {
+        let own = ordered.iter().flat_map(|r| r["violations"].as_array().into_iter().flatten().filter(|v| !is_meta(v)));
+        meta.into_iter().chain(own.filter_map(|v| v["message"].as_str())).collect()
+    };
     let warnings: Vec<Value> = ordered
         .iter()
         .flat_map(|r| r["warnings"].as_array().cloned().unwrap_or_default())

@@ -51,6 +51,29 @@ fn rejects_with_the_policy_message_and_the_field_position() {
 }
 
 #[test]
+fn metadata_is_checked_as_the_apiserver_checks_it_by_every_rule_set() {
+    let text = "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata:\n  name: Train_Job\n  namespace: ml\n  labels: {run: nightly run}\nspec:\n  schedulingPolicy:\n    gang: {minCount: 2}\n";
+    let report = check(&input(&[("pg.yaml", text)])).unwrap();
+    for rule_set in RuleSetName::ALL.into_iter().filter(|r| *r != RuleSetName::RunPolicy) {
+        let r = result(&report, 0, rule_set);
+        let found: Vec<(&str, &str, usize, usize)> =
+            r.violations.iter().map(|f| (f.rule.as_str(), f.path.as_str(), f.line, f.column)).collect();
+        assert_eq!(
+            found,
+            [("meta.name", "metadata.name", 4, 3), ("meta.labels", "metadata.labels", 6, 3)],
+            "{rule_set}"
+        );
+        assert!(
+            r.violations[0]
+                .message
+                .starts_with("metadata.name: Invalid value: \"Train_Job\": a lowercase RFC 1123 subdomain")
+        );
+    }
+    // The runPolicy set reads no scheduling kinds, as its policy is sent none.
+    assert!(result(&report, 0, RuleSetName::RunPolicy).accepted);
+}
+
+#[test]
 fn the_documents_are_the_cluster() {
     let workload = "apiVersion: scheduling.k8s.io/v1alpha2\nkind: Workload\nmetadata: {name: train, namespace: ml}\nspec:\n  podGroupTemplates:\n  - name: workers\n    schedulingPolicy: {gang: {minCount: 4}}\n";
     let podgroup = "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: {name: train-1, namespace: ml}\nspec:\n  podGroupTemplateRef: {workload: {workloadName: train, podGroupTemplateName: workers}}\n  schedulingPolicy: {gang: {minCount: 2}}\n";

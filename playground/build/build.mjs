@@ -85,14 +85,16 @@ if (/\{\{[A-Z_]+\}\}/.test(index)) throw new Error(`index.html has an unfilled p
 writeFileSync(join(args.out, "index.html"), index);
 
 // The rule reference the verdicts link to: one anchor per rule id.
-const rulesBySet = Object.keys(RULE_SETS).map((key) => {
+// The metadata rules run with every rule set; their section comes last.
+const RULE_SECTIONS = { ...Object.fromEntries(Object.keys(RULE_SETS).map((k) => [k, `policies/${RULE_SETS[k]}/README.md`])), metadata: "every policy" };
+const rulesBySet = Object.keys(RULE_SECTIONS).map((key) => {
   const rows = site.rules
     .filter((r) => r.ruleSet === key)
     .map(
       (r) => `<tr id="${escapeHtml(r.id)}"><th scope="row"><code>${escapeHtml(r.id)}</code></th><td>${escapeHtml(r.catalogue)}</td><td>${escapeHtml(r.summary)}</td><td>${inlineMd(r.example)}</td></tr>`,
     )
     .join("\n");
-  return `<section aria-labelledby="set-${key}"><h2 id="set-${key}">${key} (policies/${RULE_SETS[key]}/README.md)</h2>
+  return `<section aria-labelledby="set-${key}"><h2 id="set-${key}">${key} (${RULE_SECTIONS[key]})</h2>
 <div class="table-wrap"><table class="matrix">
 <thead><tr><th scope="col">rule id</th><th scope="col">catalogue</th><th scope="col">guarantees</th><th scope="col">example message</th></tr></thead>
 <tbody>

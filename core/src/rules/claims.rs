@@ -324,7 +324,10 @@ fn check_group_claims<'a>(settings: &Settings, g: &GroupSpec<'a>, v: &mut Verdic
 fn check_claims_update(new: &Resource, old: &Resource, v: &mut Verdict) {
     match (new, old) {
         (Resource::PodGroup(pg), Resource::PodGroup(old)) if pg.claims() != old.claims() => {
-            v.deny(CLAIMS_IMMUTABLE, FieldError::immutable(Path::new("spec").child("resourceClaims")));
+            v.deny(
+                CLAIMS_IMMUTABLE,
+                FieldError::immutable(Path::new("spec").child("resourceClaims"), BadValue::of(&pg.claims())),
+            );
         }
         (Resource::BatchJob(job), Resource::BatchJob(old)) => {
             // `+k8s:immutable`; a missing list and an empty one mean the same.
@@ -333,7 +336,7 @@ fn check_claims_update(new: &Resource, old: &Resource, v: &mut Verdict) {
             }
             if claims(job) != claims(old) {
                 let path = job.spec_path().child("scheduling").child("resourceClaims");
-                v.deny(CLAIMS_IMMUTABLE, FieldError::immutable(path));
+                v.deny(CLAIMS_IMMUTABLE, FieldError::immutable(path, BadValue::of(&claims(job))));
             }
         }
         (Resource::Workload(w), Resource::Workload(old)) if w.is_137() => {
@@ -345,7 +348,10 @@ fn check_claims_update(new: &Resource, old: &Resource, v: &mut Verdict) {
                     && g.resource_claims.as_deref().unwrap_or_default()
                         != old.resource_claims.as_deref().unwrap_or_default()
                 {
-                    v.deny(CLAIMS_IMMUTABLE, FieldError::immutable(g.path.child("resourceClaims")));
+                    v.deny(
+                        CLAIMS_IMMUTABLE,
+                        FieldError::immutable(g.path.child("resourceClaims"), BadValue::of(&g.resource_claims)),
+                    );
                 }
             }
         }
@@ -932,7 +938,12 @@ mod tests {
         let old = pod_group(json!([gpu()]));
         let changed = pod_group(json!([{"name": "gpu", "resourceClaimTemplateName": "other"}]));
         let v = Claims::check(&Settings::default(), &review("UPDATE", changed, Some(old.clone())), &failing);
-        assert_eq!(messages(&v), vec!["spec.resourceClaims: Forbidden: field is immutable [claims.claims-immutable]"]);
+        assert_eq!(
+            messages(&v),
+            vec![
+                r#"spec.resourceClaims: Invalid value: [{"name":"gpu","resourceClaimTemplateName":"other"}]: field is immutable [claims.claims-immutable]"#
+            ]
+        );
         assert!(v.warnings.is_empty());
 
         // An unchanged object is never blocked (its finalizer must be removable), even when
@@ -1128,7 +1139,9 @@ mod tests {
         let update = review("UPDATE", tree(json!([gpu(), gpu()])), Some(tree(json!([gpu()]))));
         assert_eq!(
             messages(Claims::check(&Settings::default(), &update, &cluster_with(vec![]))),
-            [format!("{at}: Forbidden: field is immutable [claims.claims-immutable]")]
+            [format!(
+                r#"{at}: Invalid value: [{{"name":"gpu","resourceClaimTemplateName":"gpu-template"}},{{"name":"gpu","resourceClaimTemplateName":"gpu-template"}}]: field is immutable [claims.claims-immutable]"#
+            )]
         );
         let created = run(&Settings::default(), tree(json!([gpu(), gpu()])), &cluster_with(vec![]));
         assert_eq!(

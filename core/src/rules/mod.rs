@@ -4,6 +4,7 @@ pub mod bundle;
 pub mod catalog;
 pub mod claims;
 pub mod gang;
+pub mod meta;
 pub mod run_policy;
 pub mod topology;
 
@@ -14,6 +15,14 @@ pub struct RuleInfo {
     pub id: &'static str,
     pub catalogue: &'static str,
     pub summary: &'static str,
+}
+
+/// The metadata rules, which the engine runs with every rule set ([`meta`]).
+pub const METADATA: &[RuleInfo] = meta::RULES;
+
+/// Every rule: the metadata rules, then each rule set's.
+pub fn every_rule() -> impl Iterator<Item = &'static RuleInfo> {
+    METADATA.iter().chain(ALL.iter().flat_map(|(_, rules)| rules.iter()))
 }
 
 /// Every rule set's rules, by the policy folder name that ships the set alone.

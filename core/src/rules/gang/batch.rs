@@ -208,7 +208,7 @@ mod tests {
         assert_eq!(
             violations(job(scheduling(8, json!({"schedulingPolicy": {"basic": {}}}))), Some(gang(4))),
             [
-                "spec.scheduling.schedulingPolicy.basic: Forbidden: field is immutable [gang.policy-immutable]",
+                "spec.scheduling.schedulingPolicy.basic: Invalid value: {}: field is immutable [gang.policy-immutable]",
                 "spec.scheduling.schedulingPolicy.gang: Forbidden: field cannot be cleared once set [gang.policy-immutable]"
             ]
         );
@@ -226,7 +226,9 @@ mod tests {
         ));
         assert_eq!(
             violations(single, Some(gang(4))),
-            ["spec.scheduling.disruptionMode: Forbidden: field is immutable [gang.disruption-mode]"]
+            [
+                r#"spec.scheduling.disruptionMode: Invalid value: {"single":{}}: field is immutable [gang.disruption-mode]"#
+            ]
         );
         // A CronJob's template shapes only the Jobs to come.
         let cron = |policy: Value| cron_job(scheduling(8, json!({"schedulingPolicy": policy})));

@@ -81,16 +81,19 @@ pub(super) fn check_pod_group_update(pg: &PodGroup, old: &PodGroup, v: &mut Verd
         (PodGroup::V1alpha2(new), PodGroup::V1alpha2(old_inner)) => {
             check_spec_update(&pg.group_spec(), &old.group_spec(), PolicyUpdate::Whole, v);
             if new.spec.pod_group_template_ref != old_inner.spec.pod_group_template_ref {
-                v.deny(TEMPLATE_REF_IMMUTABLE, FieldError::immutable(spec.child("podGroupTemplateRef")));
+                let value = BadValue::of(&new.spec.pod_group_template_ref);
+                v.deny(TEMPLATE_REF_IMMUTABLE, FieldError::immutable(spec.child("podGroupTemplateRef"), value));
             }
         }
         (PodGroup::V137(new), PodGroup::V137(old_inner)) => {
             check_spec_update(&pg.group_spec(), &old.group_spec(), PolicyUpdate::Variant, v);
             if new.spec.workload_ref != old_inner.spec.workload_ref {
-                v.deny(TEMPLATE_REF_IMMUTABLE, FieldError::immutable(spec.child("workloadRef")));
+                let value = BadValue::of(&new.spec.workload_ref);
+                v.deny(TEMPLATE_REF_IMMUTABLE, FieldError::immutable(spec.child("workloadRef"), value));
             }
             if new.spec.parent_composite_pod_group_name != old_inner.spec.parent_composite_pod_group_name {
-                v.deny(PARENT_GROUP, FieldError::immutable(spec.child("parentCompositePodGroupName")));
+                let value = BadValue::of(&new.spec.parent_composite_pod_group_name);
+                v.deny(PARENT_GROUP, FieldError::immutable(spec.child("parentCompositePodGroupName"), value));
             }
         }
         // A version switch does not happen within one object; nothing to compare.
@@ -98,11 +101,9 @@ pub(super) fn check_pod_group_update(pg: &PodGroup, old: &PodGroup, v: &mut Verd
     }
 }
 
-/// N6: a CompositePodGroup's name and required `workloadRef`. Returns whether the
-/// references are well formed, so they can be looked up.
+/// N6: a CompositePodGroup's required `workloadRef` (its name is a metadata rule,
+/// `meta.name`). Returns whether the references are well formed, so they can be looked up.
 pub(super) fn check_composite_pod_group(cpg: &CompositePodGroup, v: &mut Verdict) -> bool {
-    let name = cpg.metadata.name.as_deref().unwrap_or_default();
-    v.deny_all(COMPOSITE_NAME, check(&Path::new("metadata").child("name"), name, true, names::is_dns1123_subdomain));
     let ref_ok = match cpg.template_ref() {
         Some(r) => check_workload_ref(&r, v),
         None => {
@@ -118,10 +119,12 @@ pub(super) fn check_composite_update(cpg: &CompositePodGroup, old: &CompositePod
     let spec = Path::new("spec");
     check_spec_update(&cpg.group_spec(), &old.group_spec(), PolicyUpdate::Whole, v);
     if cpg.spec.workload_ref != old.spec.workload_ref {
-        v.deny(TEMPLATE_REF_IMMUTABLE, FieldError::immutable(spec.child("workloadRef")));
+        let value = BadValue::of(&cpg.spec.workload_ref);
+        v.deny(TEMPLATE_REF_IMMUTABLE, FieldError::immutable(spec.child("workloadRef"), value));
     }
     if cpg.spec.parent_composite_pod_group_name != old.spec.parent_composite_pod_group_name {
-        v.deny(PARENT_GROUP, FieldError::immutable(spec.child("parentCompositePodGroupName")));
+        let value = BadValue::of(&cpg.spec.parent_composite_pod_group_name);
+        v.deny(PARENT_GROUP, FieldError::immutable(spec.child("parentCompositePodGroupName"), value));
     }
 }
 

@@ -68,7 +68,6 @@ pub const TEMPLATE_REF_EXISTS: &str = "gang.template-ref-exists";
 pub const TEMPLATE_CONSISTENCY: &str = "gang.template-consistency";
 pub const PARENT_GROUP: &str = "gang.parent-group";
 pub const HIERARCHY: &str = "gang.hierarchy";
-pub const COMPOSITE_NAME: &str = "gang.composite-name";
 pub const DISRUPTION_MODE: &str = "gang.disruption-mode";
 pub const DISRUPTION_MODE_BASIC: &str = "gang.disruption-mode-basic";
 pub const PRIORITY_CLASS_NAME: &str = "gang.priority-class-name";
@@ -162,7 +161,6 @@ pub const RULES: &[RuleInfo] = &[
         catalogue: "N7",
         summary: "1.37: a group's parent CompositePodGroup exists, has the same Workload, is made from the parent template, and has the same priority",
     },
-    RuleInfo { id: COMPOSITE_NAME, catalogue: "N6", summary: "1.37: a CompositePodGroup's name is a DNS subdomain" },
     RuleInfo {
         id: DISRUPTION_MODE,
         catalogue: "G-20",

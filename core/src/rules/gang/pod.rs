@@ -9,7 +9,7 @@ pub(super) fn check_pod(ctx: &Context, pod: &Pod, old: Option<&Pod>, v: &mut Ver
     if let Some(old) = old {
         let old_group = old.spec.as_ref().and_then(|s| s.scheduling_group.as_ref());
         if group != old_group {
-            v.deny(SCHEDULING_GROUP, FieldError::immutable(spec_path.clone()));
+            v.deny(SCHEDULING_GROUP, FieldError::immutable(spec_path.clone(), BadValue::of(&group)));
         }
         return; // the group was checked when the Pod was created
     }

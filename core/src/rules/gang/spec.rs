@@ -143,7 +143,7 @@ pub(super) fn check_spec_update(new: &GroupSpec, old: &GroupSpec, policy: Policy
     let policy_path = new.path.child("schedulingPolicy");
     match policy {
         PolicyUpdate::Whole if new.scheduling_policy != old.scheduling_policy => {
-            v.deny(POLICY_IMMUTABLE, FieldError::immutable(policy_path));
+            v.deny(POLICY_IMMUTABLE, FieldError::immutable(policy_path, BadValue::of(&new.scheduling_policy)));
         }
         PolicyUpdate::Whole => {}
         PolicyUpdate::Variant => {
@@ -158,7 +158,11 @@ pub(super) fn check_spec_update(new: &GroupSpec, old: &GroupSpec, policy: Policy
                 }
                 _ => {
                     if new_p.has_basic() != old_p.has_basic() {
-                        v.deny(POLICY_IMMUTABLE, FieldError::immutable(policy_path.child("basic")));
+                        let basic = new_p.has_basic().then(|| serde_json::json!({}));
+                        v.deny(
+                            POLICY_IMMUTABLE,
+                            FieldError::immutable(policy_path.child("basic"), BadValue::of(&basic)),
+                        );
                     }
                     match (new_p.has_gang(), old_p.has_gang()) {
                         (true, false) => v.deny(
@@ -176,15 +180,18 @@ pub(super) fn check_spec_update(new: &GroupSpec, old: &GroupSpec, policy: Policy
         }
     }
     if new.disruption_mode != old.disruption_mode {
-        v.deny(DISRUPTION_MODE, FieldError::immutable(new.path.child("disruptionMode")));
+        let value = BadValue::of(&new.disruption_mode);
+        v.deny(DISRUPTION_MODE, FieldError::immutable(new.path.child("disruptionMode"), value));
     }
     if new.priority_class_name != old.priority_class_name {
-        v.deny(PRIORITY_CLASS_NAME, FieldError::immutable(new.path.child("priorityClassName")));
+        let value = BadValue::of(&new.priority_class_name);
+        v.deny(PRIORITY_CLASS_NAME, FieldError::immutable(new.path.child("priorityClassName"), value));
     }
     if new.priority != old.priority {
-        v.deny(PRIORITY, FieldError::immutable(new.path.child("priority")));
+        v.deny(PRIORITY, FieldError::immutable(new.path.child("priority"), BadValue::of(&new.priority)));
     }
     if new.preemption_policy != old.preemption_policy {
-        v.deny(PREEMPTION_POLICY, FieldError::immutable(new.path.child("preemptionPolicy")));
+        let value = BadValue::of(&new.preemption_policy);
+        v.deny(PREEMPTION_POLICY, FieldError::immutable(new.path.child("preemptionPolicy"), value));
     }
 }

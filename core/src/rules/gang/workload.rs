@@ -19,10 +19,22 @@ pub(super) fn check_workload(w: &Workload, old: Option<&Workload>, groups: &[Gro
             check_workload_136(w, v);
             if let Some(Workload::V1alpha2(old)) = old {
                 if w.spec.pod_group_templates != old.spec.pod_group_templates {
-                    v.deny(TEMPLATES_IMMUTABLE, FieldError::immutable(Path::new("spec").child("podGroupTemplates")));
+                    v.deny(
+                        TEMPLATES_IMMUTABLE,
+                        FieldError::immutable(
+                            Path::new("spec").child("podGroupTemplates"),
+                            BadValue::of(w.spec.pod_group_templates.within_maximum()),
+                        ),
+                    );
                 }
                 if w.spec.controller_ref != old.spec.controller_ref {
-                    v.deny(CONTROLLER_REF, FieldError::immutable(Path::new("spec").child("controllerRef")));
+                    v.deny(
+                        CONTROLLER_REF,
+                        FieldError::immutable(
+                            Path::new("spec").child("controllerRef"),
+                            BadValue::of(&w.spec.controller_ref),
+                        ),
+                    );
                 }
             }
         }
@@ -90,11 +102,19 @@ pub(super) fn check_workload_137(w: &Workload137, groups: &[GroupSpec], v: &mut 
         s.pod_group_templates.as_deref(),
         s.composite_pod_group_templates.as_deref(),
         &spec,
-        1,
         true,
         &mut seen,
         v,
     );
+    // HW (b): a tree with a composite at depth 4 is reported once, on its top-level
+    // composite, with that composite's children (as the apiserver's walk does).
+    for (i, t) in s.composite_pod_group_templates.as_deref().unwrap_or_default().iter().enumerate() {
+        if too_deep(t, 1) {
+            let path = spec.child("compositePodGroupTemplates").index(i);
+            let detail = format!("maximum template hierarchy depth is {MAX_TREE_DEPTH}");
+            v.deny(TEMPLATE_DEPTH, FieldError::invalid(path, BadValue::of(&t.composite_pod_group_templates), detail));
+        }
+    }
     if let Some(r) = &s.controller_ref {
         check_controller_ref(&r.kind, &r.name, r.api_group.as_ref(), v);
     }
@@ -114,17 +134,16 @@ pub(super) fn check_workload_137(w: &Workload137, groups: &[GroupSpec], v: &mut 
 
 /// The per-list and per-name rules for one level of a 1.37 template tree (and, below it,
 /// every deeper level): at most 8 per list, DNS-label names unique in the list and in the
-/// tree, composites with children and no deeper than [`MAX_TREE_DEPTH`].
+/// tree, composites with children (the depth is checked from the top: [`too_deep`]).
 ///
 /// `declarative` is false below a list that is over its maximum: the apiserver's
 /// declarative `maxItems` short-circuits every other declarative check of that list and of
-/// what it holds, while its hand-written checks (names unique across the tree, children,
-/// depth) still walk the whole tree.
+/// what it holds, while its hand-written checks (names unique across the tree, children)
+/// still walk the whole tree.
 pub(super) fn check_template_lists<'a>(
     groups: Option<&'a [b1::PodGroupTemplate]>,
     composites: Option<&'a [b1::CompositePodGroupTemplate]>,
     parent: &Path,
-    depth: usize,
     declarative: bool,
     seen: &mut SeenNames<'a>,
     v: &mut Verdict,
@@ -147,26 +166,22 @@ pub(super) fn check_template_lists<'a>(
                     "must have at least one child PodGroupTemplate or CompositePodGroupTemplate",
                 ),
             );
-        } else if depth == MAX_TREE_DEPTH {
-            v.deny(
-                TEMPLATE_DEPTH,
-                FieldError::invalid(
-                    path.clone(),
-                    &t.name,
-                    format!("maximum template hierarchy depth is {MAX_TREE_DEPTH}"),
-                ),
-            );
         }
         check_template_lists(
             t.pod_group_templates.as_deref(),
             t.composite_pod_group_templates.as_deref(),
             &path,
-            depth + 1,
             declarative,
             seen,
             v,
         );
     }
+}
+
+/// Whether a composite at `depth` (1 at the top) or one below it sits at [`MAX_TREE_DEPTH`]:
+/// there is room for 3 composite levels and the leaf level.
+fn too_deep(t: &b1::CompositePodGroupTemplate, depth: usize) -> bool {
+    depth >= MAX_TREE_DEPTH || t.composite_pod_group_templates.iter().flatten().any(|c| too_deep(c, depth + 1))
 }
 
 /// One list's names: at most 8 entries, DNS labels, unique in the list (reported on the
@@ -221,7 +236,10 @@ pub(super) fn check_workload_update_137(w: &Workload137, groups: &[GroupSpec], o
         Workload::V1alpha2(_) => return,
     };
     if w.spec.controller_ref.as_ref() != old_controller {
-        v.deny(CONTROLLER_REF, FieldError::immutable(spec.child("controllerRef")));
+        v.deny(
+            CONTROLLER_REF,
+            FieldError::immutable(spec.child("controllerRef"), BadValue::of(&w.spec.controller_ref)),
+        );
     }
     let old_by_key: HashMap<&str, &GroupSpec> = old_groups.iter().map(|g| (g.key.as_str(), g)).collect();
     let new_keys: HashSet<&str> = groups.iter().map(|g| g.key.as_str()).collect();

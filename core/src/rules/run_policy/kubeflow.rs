@@ -13,6 +13,10 @@ pub(super) fn check_name(job: &KubeflowJob, v: &mut Verdict) {
     }
     let meta = &job.metadata;
     let name = meta.name.as_deref().unwrap_or_default();
+    // A name the apiserver refuses never reaches the webhook: that is `meta.name`'s to say.
+    if !crate::rules::meta::apiserver_accepts_name(name, meta.generate_name.as_deref()) {
+        return;
+    }
     let (path, value, errors) = match meta.generate_name.as_deref() {
         Some(prefix) if name.is_empty() && !prefix.is_empty() => {
             let generated: String = prefix.chars().take(58).chain("x0000".chars()).collect();

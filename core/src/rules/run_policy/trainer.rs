@@ -118,6 +118,13 @@ fn check_train_job_shape(settings: &Settings, job: &TrainJob, v: &mut Verdict) {
 /// characters of it and 5 lowercase alphanumerics.
 fn check_train_job_name(job: &TrainJob, v: &mut Verdict) {
     let meta = &job.metadata;
+    // A name the apiserver refuses never reaches the webhook: that is `meta.name`'s to say.
+    if !crate::rules::meta::apiserver_accepts_name(
+        meta.name.as_deref().unwrap_or_default(),
+        meta.generate_name.as_deref(),
+    ) {
+        return;
+    }
     let name = meta.name.as_deref().filter(|n| !n.is_empty());
     let (path, shown, name) = match (name, meta.generate_name.as_deref().filter(|p| !p.is_empty())) {
         (Some(name), _) => (Path::new("metadata").child("name"), name, name.to_string()),

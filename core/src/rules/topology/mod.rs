@@ -175,7 +175,8 @@ impl RuleSet for Topology {
                 && (group.origin == GroupOrigin::PodGroup || !group.is_136())
                 && group.origin != GroupOrigin::CronJob
             {
-                v.deny(IMMUTABLE, FieldError::immutable(group.path.child("schedulingConstraints")));
+                let value = BadValue::of(&group.scheduling_constraints);
+                v.deny(IMMUTABLE, FieldError::immutable(group.path.child("schedulingConstraints"), value));
             }
         }
         let old = review.old_object.as_ref();
