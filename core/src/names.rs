@@ -99,6 +99,23 @@ pub fn is_qualified_name(s: &str) -> Vec<String> {
     errs
 }
 
+/// Whether `s` is a qualified name, without building messages (the common case of a map
+/// of thousands of keys).
+pub fn is_valid_qualified_name(s: &str) -> bool {
+    let (prefix, name) = match s.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, s),
+    };
+    prefix.is_none_or(|p| p.len() <= 253 && p.split('.').all(matches_label))
+        && name.len() <= 63
+        && matches_qualified_name_part(name)
+}
+
+/// Whether `s` is a label value, without building messages.
+pub fn is_valid_label_value(s: &str) -> bool {
+    s.len() <= 63 && (s.is_empty() || matches_qualified_name_part(s))
+}
+
 /// A label value: empty, or a qualified name's name part of at most 63 characters.
 pub fn is_label_value(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
@@ -196,6 +213,16 @@ mod tests {
         assert_eq!(is_qualified_name("Bad_Prefix/zone"), vec![format!("prefix part {DNS1123_SUBDOMAIN_MSG}")]);
         assert_eq!(is_qualified_name("a/b/c").len(), 1);
         assert_eq!(is_qualified_name("-zone"), vec![format!("name part {QUALIFIED_NAME_MSG}")]);
+    }
+
+    #[test]
+    fn quick_checks_agree_with_the_messages() {
+        for s in
+            ["", "a", "a/b", "/b", "a/", "a/b/c", "Example.com/x", "example.com/x", "x_y.z", "-x", &"k".repeat(64), "é"]
+        {
+            assert_eq!(is_valid_qualified_name(s), is_qualified_name(s).is_empty(), "{s:?}");
+            assert_eq!(is_valid_label_value(s), is_label_value(s).is_empty(), "{s:?}");
+        }
     }
 
     #[test]

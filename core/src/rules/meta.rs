@@ -6,6 +6,7 @@
 //! rule set ([`crate::engine`]), so every policy and face gives them alike.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use crate::field::{FieldError, Path};
 use crate::names;
@@ -139,20 +140,56 @@ fn mask_trailing_dash(prefix: &str) -> Cow<'_, str> {
     }
 }
 
+/// The few distinct messages of one map's errors, each allocated once: a hostile object with
+/// tens of thousands of bad labels gets as many errors, and they share their text.
+#[derive(Default)]
+struct Details(Vec<Arc<str>>);
+
+impl Details {
+    fn of(&mut self, msg: String) -> Arc<str> {
+        if let Some(d) = self.0.iter().find(|d| ***d == *msg) {
+            return d.clone();
+        }
+        let d: Arc<str> = msg.into();
+        if self.0.len() < 16 {
+            self.0.push(d.clone());
+        }
+        d
+    }
+}
+
 /// `ValidateLabels`: every error at `metadata.labels` itself, with the key or the value.
 fn check_labels(labels: &[(Cow<str>, Cow<str>)], path: &Path, v: &mut Verdict) {
+    let mut details = Details::default();
     for (key, value) in labels {
-        v.deny_all(LABELS, names::check_set(path, key, names::is_qualified_name));
-        v.deny_all(LABELS, names::check_set(path, value, names::is_label_value));
+        if !names::is_valid_qualified_name(key) {
+            for msg in names::is_qualified_name(key) {
+                v.deny(LABELS, FieldError::invalid(path.clone(), key.as_ref(), details.of(msg)));
+            }
+        }
+        if !names::is_valid_label_value(value) {
+            for msg in names::is_label_value(value) {
+                v.deny(LABELS, FieldError::invalid(path.clone(), value.as_ref(), details.of(msg)));
+            }
+        }
     }
 }
 
 /// `ValidateAnnotations`: keys are qualified names once lowercased; the total size.
 fn check_annotations(annotations: &[(Cow<str>, Cow<str>)], path: &Path, v: &mut Verdict) {
     let mut total = 0usize;
+    let mut details = Details::default();
     for (key, value) in annotations {
-        for msg in names::is_qualified_name(&key.to_ascii_lowercase()) {
-            v.deny(ANNOTATIONS, FieldError::invalid(path.clone(), key.as_ref(), msg));
+        // Case does not matter; a key of lowercase letters needs no lowercased copy.
+        let lower = if key.bytes().any(|b| b.is_ascii_uppercase()) {
+            key.to_ascii_lowercase().into()
+        } else {
+            Cow::Borrowed(key.as_ref())
+        };
+        if !names::is_valid_qualified_name(&lower) {
+            for msg in names::is_qualified_name(&lower) {
+                v.deny(ANNOTATIONS, FieldError::invalid(path.clone(), key.as_ref(), details.of(msg)));
+            }
         }
         total = total.saturating_add(key.len()).saturating_add(value.len());
     }
