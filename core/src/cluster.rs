@@ -19,10 +19,10 @@ pub struct Query<'a> {
     pub namespace: Option<&'a str>,
     /// Dotted paths of the fields the rule reads; the rest may be left out by the host.
     pub field_masks: &'a [&'a str],
-    /// Lists only: a label selector the host applies (policy-server keeps one watch per
-    /// distinct selector). [`MemoryCluster`] supports the existence form (`key`) the rules use.
-    pub label_selector: Option<&'a str>,
 }
+// No label or field selector: policy-server keeps a watch-fed store for each distinct list
+// query, forever, so a list's query must be fixed by the module and its settings, never by a
+// request. Rules list a kind whole and filter it themselves.
 
 /// A lookup that could not be answered (not "not found": that is `Ok(None)`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -198,12 +198,7 @@ impl ObjectCluster for MemoryCluster {
 
     fn list_objects(&self, query: &Query) -> Result<Vec<Value>, LookupError> {
         self.check(query)?;
-        let selector = LabelSelector::parse(query.label_selector)?;
-        Ok(self
-            .matching(query)
-            .filter(|o| selector.matches(o))
-            .map(|o| in_version(as_listed(o, self.masks(query)), query))
-            .collect())
+        Ok(self.matching(query).map(|o| in_version(as_listed(o, self.masks(query)), query)).collect())
     }
 }
 
@@ -309,32 +304,6 @@ impl<'a> MaskNode<'a> {
     }
 }
 
-/// A list's label selector, in the one form the rules send: a label key, for the objects that
-/// carry it (any value).
-pub enum LabelSelector<'a> {
-    Everything,
-    Exists(&'a str),
-}
-
-impl<'a> LabelSelector<'a> {
-    pub fn parse(selector: Option<&'a str>) -> Result<Self, LookupError> {
-        match selector.map(str::trim) {
-            None | Some("") => Ok(LabelSelector::Everything),
-            Some(key) if crate::names::is_qualified_name(key).is_empty() => Ok(LabelSelector::Exists(key)),
-            Some(other) => Err(LookupError::Failed(format!(
-                "unsupported label selector {other:?}: this cluster supports a single label key"
-            ))),
-        }
-    }
-
-    pub fn matches(&self, object: &Value) -> bool {
-        match self {
-            LabelSelector::Everything => true,
-            LabelSelector::Exists(key) => object["metadata"]["labels"].get(key).is_some(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,7 +323,6 @@ mod tests {
             kind: "PodGroup",
             namespace: Some("ml"),
             field_masks: &[],
-            label_selector: None,
         };
         assert!(cluster().get_object(&q, "g").unwrap().is_some());
         assert!(cluster().get_object(&q, "h").unwrap().is_none());
@@ -368,7 +336,7 @@ mod tests {
         assert!(cluster().get_object(&other_ns, "g").unwrap().is_none());
         assert_eq!(MemoryCluster::failing("boom").get_object(&q, "g"), Err(LookupError::Failed("boom".into())));
         let beta = cluster().serving(["scheduling.k8s.io/v1beta1"]);
-        let nodes = Query { api_version: "v1", kind: "Node", namespace: None, field_masks: &[], label_selector: None };
+        let nodes = Query { api_version: "v1", kind: "Node", namespace: None, field_masks: &[] };
         assert_eq!(beta.list_objects(&nodes).map(|n| n.len()), Ok(1), "groups not named are served");
         assert_eq!(
             beta.get_object(&q, "g"),
@@ -399,7 +367,6 @@ mod tests {
             kind: "PodGroup",
             namespace: Some("ml"),
             field_masks: &[],
-            label_selector: None,
         };
         assert!(memo.get(&q, "g").unwrap().is_some());
         assert!(memo.get(&q, "g").unwrap().is_some());
@@ -428,26 +395,5 @@ mod tests {
         assert_eq!(as_listed(&node, &["metadata.labels"]), listed);
         let bare = json!({"apiVersion": "v1", "kind": "Node"});
         assert_eq!(as_listed(&bare, &[])["metadata"], json!({"managedFields": [], "annotations": {}}));
-    }
-
-    #[test]
-    fn lists_honour_an_existence_selector() {
-        let q = Query {
-            api_version: "v1",
-            kind: "Node",
-            namespace: None,
-            field_masks: &["metadata.labels"],
-            label_selector: Some("zone"),
-        };
-        assert_eq!(cluster().list_objects(&q).map(|n| n.len()), Ok(1));
-        let none = Query { label_selector: Some("rack"), ..q.clone() };
-        assert_eq!(cluster().list_objects(&none).map(|n| n.len()), Ok(0));
-        let other = Query { label_selector: Some("zone=a"), ..q };
-        assert_eq!(
-            cluster().list_objects(&other),
-            Err(LookupError::Failed(
-                "unsupported label selector \"zone=a\": this cluster supports a single label key".into()
-            ))
-        );
     }
 }

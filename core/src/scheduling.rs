@@ -893,13 +893,8 @@ pub fn find_pod_group(
     field_masks: &[&str],
 ) -> Result<Option<(Version, Box<RawValue>)>, LookupError> {
     for version in versions {
-        let query = Query {
-            api_version: version.api_version(),
-            kind: "PodGroup",
-            namespace: Some(namespace),
-            field_masks,
-            label_selector: None,
-        };
+        let query =
+            Query { api_version: version.api_version(), kind: "PodGroup", namespace: Some(namespace), field_masks };
         match cluster.get(&query, name) {
             Ok(found) => return Ok(found.map(|object| (*version, object))),
             Err(LookupError::NotServed { .. }) => continue,

@@ -599,7 +599,6 @@ pub fn lookup_runtime(cluster: &dyn Cluster, job: &TrainJob, namespace: &str) ->
         kind: kind.name(),
         namespace: (kind == TrainerKind::TrainingRuntime).then_some(namespace),
         field_masks: RUNTIME_MASKS,
-        label_selector: None,
     };
     let found = cluster.get(&query, &r.name).and_then(|found| {
         found

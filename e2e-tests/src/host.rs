@@ -289,8 +289,7 @@ fn kubernetes_call(cluster: &MemoryCluster, op: &str, req: &Value) -> Result<Val
         req["field_masks"].as_array().into_iter().flatten().filter_map(|m| m.as_str().map(String::from)).collect();
     let masks: Vec<&str> = masks.iter().map(String::as_str).collect();
     let namespace = req["namespace"].as_str();
-    let label_selector = req["label_selector"].as_str();
-    let query = Query { api_version, kind, namespace, field_masks: &masks, label_selector };
+    let query = Query { api_version, kind, namespace, field_masks: &masks };
     match op {
         "get_resource" => {
             let name = str_field(req, "name");
@@ -303,11 +302,20 @@ fn kubernetes_call(cluster: &MemoryCluster, op: &str, req: &Value) -> Result<Val
         }
         "list_resources_by_namespace" | "list_resources_all" => {
             let query = if op == "list_resources_all" { Query { namespace: None, ..query } } else { query };
-            let items = cluster.list_objects(&query).map_err(host_error)?;
+            // policy-server passes a selector on to the API server; the rules never send one,
+            // but a host must honour it (the baseline policy's list can carry one).
+            let selector = crate::apiserver::parse_label_selector(req["label_selector"].as_str().unwrap_or_default())?;
+            let mut items = cluster.list_objects(&query).map_err(host_error)?;
+            items.retain(|item| selector.iter().all(|r| r.matches(&labels_of(item))));
             Ok(gangwarden_core::cluster::list_answer(&query, items))
         }
         other => Err(format!("unknown operation: {other}")),
     }
+}
+
+fn labels_of(object: &Value) -> std::collections::BTreeMap<String, String> {
+    let labels = object["metadata"]["labels"].as_object().into_iter().flatten();
+    labels.map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect()
 }
 
 /// A failed lookup as policy-server words it: a kind the cluster does not serve (or cannot

@@ -21,9 +21,6 @@ pub struct Lookup {
     /// `None` for a list.
     pub name: Option<String>,
     pub field_masks: Vec<String>,
-    /// A list's label selector, if it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label_selector: Option<String>,
     /// `found`, `not found`, `<n> objects`, or `error: <message>`.
     pub result: String,
 }
@@ -99,7 +96,6 @@ impl DocumentCluster {
             namespace: query.namespace.map(str::to_string),
             name: name.map(str::to_string),
             field_masks: query.field_masks.iter().map(|m| m.to_string()).collect(),
-            label_selector: query.label_selector.map(str::to_string),
             result,
         });
     }
@@ -157,19 +153,12 @@ mod tests {
             kind: "PodGroup",
             namespace: Some("ml"),
             field_masks: &[],
-            label_selector: None,
         };
         assert_eq!(cluster.get_object(&pg, "g"), memory.get_object(&pg, "g"));
         let default_ns = Query { namespace: Some("default"), ..pg.clone() };
         assert_eq!(cluster.get_object(&default_ns, "g"), memory.get_object(&default_ns, "g"));
         assert_eq!(cluster.get_object(&pg, "h"), Ok(None));
-        let nodes = Query {
-            api_version: "v1",
-            kind: "Node",
-            namespace: None,
-            field_masks: &["metadata.labels"],
-            label_selector: None,
-        };
+        let nodes = Query { api_version: "v1", kind: "Node", namespace: None, field_masks: &["metadata.labels"] };
         assert_eq!(cluster.list_objects(&nodes), memory.list_objects(&nodes));
         let lookups = cluster.take_lookups();
         assert_eq!(
@@ -187,7 +176,7 @@ mod tests {
 
     #[test]
     fn kinds_never_given_are_unknown_unless_the_cluster_is_whole() {
-        let pods = Query { api_version: "v1", kind: "Pod", namespace: None, field_masks: &[], label_selector: None };
+        let pods = Query { api_version: "v1", kind: "Pod", namespace: None, field_masks: &[] };
         let partial = DocumentCluster::partial(Vec::new());
         assert_eq!(
             partial.list_objects(&pods),

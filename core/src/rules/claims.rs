@@ -744,7 +744,6 @@ fn check_sources_exist(
             kind: source.kind(),
             namespace: Some(namespace),
             field_masks: &["metadata.name"],
-            label_selector: None,
         };
         let (kind, name) = (source.kind(), source.name());
         match cluster.get(&query, name) {

@@ -157,7 +157,6 @@ pub(crate) fn get_workload(
         kind: "Workload",
         namespace: Some(namespace),
         field_masks: workload_masks(version),
-        label_selector: None,
     };
     match cluster.get(&query, name)? {
         None => Ok(None),
@@ -321,7 +320,6 @@ pub(super) fn check_hierarchy(ctx: &Context, group: &Group, parent_template: Opt
         kind: "CompositePodGroup",
         namespace: Some(ctx.namespace),
         field_masks: &["spec.workloadRef", "spec.priorityClassName", "spec.priority"],
-        label_selector: None,
     };
     let found = match ctx.cluster.get(&query, parent) {
         Ok(found) => {

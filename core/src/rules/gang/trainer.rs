@@ -98,7 +98,6 @@ fn check_queue(ctx: &Context, queue: Option<&str>, path: &Path, v: &mut Verdict)
         kind: "Queue",
         namespace: None,
         field_masks: &["status.state"],
-        label_selector: None,
     };
     let state = |o: &serde_json::value::RawValue| -> Option<String> {
         let v: serde_json::Value = serde_json::from_str(o.get()).ok()?;

@@ -468,7 +468,6 @@ fn check_priority_classes(
             kind: "PriorityClass",
             namespace: None,
             field_masks: &["metadata.name"],
-            label_selector: None,
         };
         let shown = job.spec.runtime_ref.shown();
         match cluster.get(&query, class) {

@@ -27,6 +27,7 @@ mod nodes;
 
 use groups::{check_group_spec, is_allowed, same_constraints};
 use kueue::{check_pod_sets, job_pod_sets, patch_pod_sets, replica_pod_sets, runtime_pod_sets};
+pub use nodes::NODE_FIELD_MASKS;
 use nodes::{NodeLookup, check_nodes};
 
 /// `+k8s:maxItems=1` on `PodGroupSchedulingConstraints.topology` (k8s.io/api v0.36).

@@ -11,50 +11,100 @@ pub(super) struct NodeLookup<'a> {
     pub(super) gang: Option<(i32, Path)>,
 }
 
-/// How the Nodes of one list answer carry one label, read straight from the host's JSON text:
-/// one pass with no allocation per node, which stops as soon as the answer is known.
-pub(super) struct NodeLabels<'k, 'a> {
-    key: &'k str,
-    /// Stop reading once a domain has this many nodes: no gang asked about is larger.
-    enough: usize,
-    /// The list's items, whatever labels they carry.
-    items: usize,
-    /// The items carrying `key`, and how many of them each value (topology domain) has.
-    nodes: usize,
-    domains: HashMap<Cow<'a, str>, usize>,
-    largest: usize,
-    /// Set when `enough` was reached and the rest of the list left unread.
+/// The label keys the rules ask about, each with a slot in [`Node::labels`]: sorted, so a
+/// Node's label is looked up by binary search, never by a scan of the keys.
+pub(super) struct WantedLabels<'k>(Vec<&'k str>);
+
+impl<'k> WantedLabels<'k> {
+    pub(super) fn new(keys: impl IntoIterator<Item = &'k str>) -> Self {
+        let mut keys: Vec<&str> = keys.into_iter().collect();
+        keys.sort_unstable();
+        keys.dedup();
+        WantedLabels(keys)
+    }
+
+    pub(super) fn slot(&self, key: &str) -> Option<usize> {
+        self.0.binary_search(&key).ok()
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// One Node of the list, as far as the rules read it: the values of the wanted labels
+/// (`None`: the Node does not carry it). The buffers are reused from Node to Node.
+pub(super) struct Node<'a> {
+    pub(super) labels: Vec<Option<Cow<'a, str>>>,
+    /// The slots of `labels` this Node carries, so that a Node costs what its own labels do,
+    /// however many keys are wanted.
+    carried: Vec<usize>,
+}
+
+impl<'a> Node<'a> {
+    fn new(wanted: &WantedLabels) -> Self {
+        Node { labels: vec![None; wanted.len()], carried: Vec::new() }
+    }
+
+    fn clear(&mut self) {
+        for slot in self.carried.drain(..) {
+            self.labels[slot] = None;
+        }
+    }
+
+    fn set_label(&mut self, slot: usize, value: Cow<'a, str>) {
+        if self.labels[slot].replace(value).is_none() {
+            self.carried.push(slot);
+        }
+    }
+
+    /// The wanted labels this Node carries: (slot, value).
+    pub(super) fn carried(&self) -> impl Iterator<Item = (usize, &Cow<'a, str>)> {
+        self.carried.iter().filter_map(|&slot| Some((slot, self.labels[slot].as_ref()?)))
+    }
+}
+
+/// Whether to read on after a Node.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Flow {
+    Continue,
+    /// The verdict is known: the rest of the list is left unread.
+    Stop,
+}
+
+/// Reads a Node list answer straight from the host's JSON text in one pass, handing each Node
+/// to `each` until it says [`Flow::Stop`]. Only what the rules read is kept; no Node is
+/// decoded whole. Returns how many Nodes were read.
+pub(super) fn read_nodes<'a>(
+    list: &'a str,
+    wanted: &WantedLabels,
+    mut each: impl FnMut(&Node<'a>) -> Flow,
+) -> Result<usize, String> {
+    let mut reader = ListReader { wanted, each: &mut each, node: Node::new(wanted), read: 0, stopped: false };
+    let mut de = serde_json::Deserializer::from_str(list);
+    let outcome = serde::de::DeserializeSeed::deserialize(Part(&mut reader, NodePart::List), &mut de);
+    match outcome {
+        // Stopping early is the reader's way out of a half-read list, not a failure.
+        Err(_) if reader.stopped => {}
+        outcome => {
+            outcome.map_err(|e| e.to_string())?;
+            de.end().map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(reader.read)
+}
+
+struct ListReader<'w, 'k, 'e, 'a> {
+    wanted: &'w WantedLabels<'k>,
+    each: &'e mut dyn FnMut(&Node<'a>) -> Flow,
+    node: Node<'a>,
+    read: usize,
     stopped: bool,
 }
 
-impl<'k, 'a> NodeLabels<'k, 'a> {
-    fn read(key: &'k str, enough: usize, list: &'a str) -> Result<NodeLabels<'k, 'a>, String> {
-        let mut out =
-            NodeLabels { key, enough, items: 0, nodes: 0, domains: HashMap::new(), largest: 0, stopped: false };
-        let mut reader = serde_json::Deserializer::from_str(list);
-        let read = serde::de::DeserializeSeed::deserialize(NodeItem(&mut out, NodePart::List), &mut reader);
-        match read {
-            // Stopping early is the visitor's way out of a half-read list, not a failure.
-            Err(_) if out.stopped => {}
-            read => {
-                read.map_err(|e| e.to_string())?;
-                reader.end().map_err(|e| e.to_string())?;
-            }
-        }
-        Ok(out)
-    }
-
-    fn count(&mut self, value: Cow<'a, str>) {
-        self.nodes += 1;
-        let domain = self.domains.entry(value).or_default();
-        *domain += 1;
-        self.largest = self.largest.max(*domain);
-    }
-}
-
-/// A part of the list answer, read for the label asked about: the list itself (only `items`
-/// is read), its items, a Node (only `metadata`), its metadata (only `labels`) or its labels.
-pub(super) struct NodeItem<'s, 'k, 'a>(&'s mut NodeLabels<'k, 'a>, NodePart);
+/// A part of the list answer: the list itself (only `items` is read), its items, a Node (only
+/// `metadata`), its metadata (only `labels`) or its labels.
+struct Part<'r, 'w, 'k, 'e, 'a>(&'r mut ListReader<'w, 'k, 'e, 'a>, NodePart);
 #[derive(Clone, Copy, PartialEq)]
 enum NodePart {
     List,
@@ -64,7 +114,7 @@ enum NodePart {
     Labels,
 }
 
-impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for NodeItem<'_, '_, 'a> {
+impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for Part<'_, '_, '_, '_, 'a> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         // `null` (no items, no metadata, no labels) reads as empty.
@@ -72,7 +122,7 @@ impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for NodeItem<'_, '_, 'a> {
     }
 }
 
-impl<'de: 'a, 'a> serde::de::Visitor<'de> for NodeItem<'_, '_, 'a> {
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for Part<'_, '_, '_, '_, 'a> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str(if self.1 == NodePart::Items { "a list of Nodes" } else { "an object" })
@@ -87,25 +137,36 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for NodeItem<'_, '_, 'a> {
         if self.1 == NodePart::Items { d.deserialize_seq(self) } else { d.deserialize_map(self) }
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(NodeItem(&mut *self.0, NodePart::Object))?.is_some() {
-            self.0.items += 1;
-            if self.0.largest >= self.0.enough {
-                self.0.stopped = true;
+        let reader = self.0;
+        loop {
+            reader.node.clear();
+            if seq.next_element_seed(Part(&mut *reader, NodePart::Object))?.is_none() {
+                return Ok(());
+            }
+            reader.read += 1;
+            if (reader.each)(&reader.node) == Flow::Stop {
+                reader.stopped = true;
                 return Err(serde::de::Error::custom("stopped"));
             }
         }
-        Ok(())
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let NodeItem(out, part) = self;
+        let Part(reader, part) = self;
         while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
             let inner = match (part, key.as_ref()) {
                 (NodePart::List, "items") => NodePart::Items,
                 (NodePart::Object, "metadata") => NodePart::Metadata,
                 (NodePart::Metadata, "labels") => NodePart::Labels,
-                (NodePart::Labels, label) if label == out.key => {
-                    let value = map.next_value::<Option<Text<'de>>>()?.map(|t| t.0).unwrap_or_default();
-                    out.count(value);
+                (NodePart::Labels, label) => {
+                    match reader.wanted.slot(label) {
+                        Some(slot) => {
+                            let value = map.next_value::<Option<Text<'de>>>()?.map(|t| t.0).unwrap_or_default();
+                            reader.node.set_label(slot, value);
+                        }
+                        None => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
                     continue;
                 }
                 _ => {
@@ -113,72 +174,92 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for NodeItem<'_, '_, 'a> {
                     continue;
                 }
             };
-            map.next_value_seed(NodeItem(&mut *out, inner))?;
+            map.next_value_seed(Part(&mut *reader, inner))?;
         }
         Ok(())
     }
 }
 
-/// The Node list query: labels are all the rules read (policy-server still sends each Node's
-/// whole `metadata`: its masks prune only the body). With a selector, only the Nodes that
-/// carry the key; each distinct selector is one watch in policy-server.
-fn node_query(selector: Option<&str>) -> Query<'_> {
-    Query {
-        api_version: "v1",
-        kind: "Node",
-        namespace: None,
-        field_masks: &["metadata.labels"],
-        label_selector: selector,
+/// The field masks of the Node list: labels are all these rules read (policy-server still
+/// sends each Node's whole `metadata`: its masks prune only the body).
+pub const NODE_FIELD_MASKS: &[&str] = &["metadata.labels"];
+
+/// The one Node list every request asks for: fixed by the module, never by the request.
+/// policy-server keeps a watch-fed store for each distinct list query for its whole life, so
+/// a selector made of a topology key from the request would let any tenant open watches.
+/// The rules filter the Nodes themselves.
+pub(super) fn node_query() -> Query<'static> {
+    Query { api_version: "v1", kind: "Node", namespace: None, field_masks: NODE_FIELD_MASKS }
+}
+
+/// What the Node list says of one key: the Nodes carrying it, how many each value (topology
+/// domain) has and the largest domain's size, as far as the list was read.
+struct KeyNodes<'a> {
+    /// Stop counting once a domain has this many Nodes: no gang asked about is larger.
+    enough: usize,
+    nodes: usize,
+    domains: HashMap<Cow<'a, str>, usize>,
+    largest: usize,
+}
+
+impl<'a> KeyNodes<'a> {
+    fn settled(&self) -> bool {
+        self.largest >= self.enough
+    }
+
+    /// Takes the `Cow` itself: a value borrowed from the answer is kept without a copy.
+    #[allow(clippy::ptr_arg)]
+    fn count(&mut self, value: &Cow<'a, str>) {
+        self.nodes += 1;
+        let domain = match self.domains.get_mut(value.as_ref()) {
+            Some(domain) => domain,
+            None => self.domains.entry(value.clone()).or_default(),
+        };
+        *domain += 1;
+        self.largest = self.largest.max(*domain);
     }
 }
 
-/// T-09 and the domain-size warning. Each distinct key costs one list of the Nodes that carry
-/// it, read only until the answer is known: the first such node when no gang is asked about,
-/// else the first domain as large as the largest gang (a gang larger than every domain reads
-/// the whole list, to say how large they are). A key no node carries costs one more list, of
-/// every Node, for the count its rejection gives.
+/// T-09 and the domain-size warning, from one list of every Node, read only until the answer
+/// is known: until each key has a Node carrying it (no gang asked about) or a domain as large
+/// as the largest gang that uses it. A key no Node carries, or a gang larger than every
+/// domain, reads the whole list, for the figures its message gives.
 pub(super) fn check_nodes(settings: &Settings, lookups: &[NodeLookup], cluster: &dyn Cluster, v: &mut Verdict) {
-    // Distinct keys in the order they were written, each with the largest gang that uses it
-    // and where it was first written (a failed lookup is reported there).
-    let mut keys: Vec<(&str, usize, &Path)> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::new();
+    let Some(first) = lookups.first() else { return };
+    let wanted = WantedLabels::new(lookups.iter().map(|l| l.key));
+    let mut keys: Vec<KeyNodes> =
+        (0..wanted.len()).map(|_| KeyNodes { enough: 1, nodes: 0, domains: HashMap::new(), largest: 0 }).collect();
     for lookup in lookups {
         let gang = lookup.gang.as_ref().map_or(1, |(n, _)| usize::try_from(*n).unwrap_or(1).max(1));
-        let i = *index.entry(lookup.key).or_insert_with(|| {
-            keys.push((lookup.key, 1, &lookup.path));
-            keys.len() - 1
-        });
-        keys[i].1 = keys[i].1.max(gang);
-    }
-    let failed = |v: &mut Verdict, path: &Path, e: &LookupError| {
-        v.lookup_failed(KEY_ON_NODES, path.clone(), "Nodes", e, settings.fail_on_lookup_error)
-    };
-    let read = |selector: Option<&str>, key, enough| -> Result<KeyNodes, LookupError> {
-        let list = cluster.list(&node_query(selector))?;
-        NodeLabels::read(key, enough, &list)
-            .map(|l| KeyNodes { items: l.items, nodes: l.nodes, domains: l.domains.len(), largest: l.largest })
-            .map_err(|e| LookupError::Failed(format!("cannot read the Node list: {e}")))
-    };
-    let mut stats: HashMap<&str, KeyNodes> = HashMap::new();
-    let mut every_node: Option<usize> = None;
-    for (key, enough, path) in keys {
-        let mut labels = match read(Some(key), key, enough) {
-            Ok(labels) => labels,
-            Err(e) => return failed(v, path, &e),
-        };
-        // A host that honours the selector answers nothing here; the count is a full list's.
-        if labels.items == 0 {
-            match every_node.map(Ok).unwrap_or_else(|| read(None, key, usize::MAX).map(|all| all.items)) {
-                Ok(n) => labels.items = *every_node.insert(n),
-                Err(e) => return failed(v, path, &e),
-            }
+        if let Some(slot) = wanted.slot(lookup.key) {
+            keys[slot].enough = keys[slot].enough.max(gang);
         }
-        stats.insert(key, labels);
     }
+    let failed = |v: &mut Verdict, e: &LookupError| {
+        v.lookup_failed(KEY_ON_NODES, first.path.clone(), "Nodes", e, settings.fail_on_lookup_error)
+    };
+    let list = match cluster.list(&node_query()) {
+        Ok(list) => list,
+        Err(e) => return failed(v, &e),
+    };
+    let mut unsettled = keys.len();
+    let read = read_nodes(&list, &wanted, |node| {
+        for (slot, value) in node.carried() {
+            let key = &mut keys[slot];
+            let was = key.settled();
+            key.count(value);
+            unsettled -= usize::from(!was && key.settled());
+        }
+        if unsettled == 0 { Flow::Stop } else { Flow::Continue }
+    });
+    let items = match read {
+        Ok(items) => items,
+        Err(e) => return failed(v, &LookupError::Failed(format!("cannot read the Node list: {e}"))),
+    };
     for lookup in lookups {
-        let Some(s) = stats.get(lookup.key) else { continue };
+        let Some(s) = wanted.slot(lookup.key).map(|slot| &keys[slot]) else { continue };
         if s.nodes == 0 {
-            let checked = plural(s.items, "node");
+            let checked = plural(items, "node");
             v.deny(
                 KEY_ON_NODES,
                 FieldError::invalid(
@@ -203,28 +284,35 @@ pub(super) fn check_nodes(settings: &Settings, lookups: &[NodeLookup], cluster: 
                     lookup.key,
                     plural(s.largest, "node"),
                     plural(s.nodes, "node"),
-                    plural(s.domains, "distinct domain"),
+                    plural(s.domains.len(), "distinct domain"),
                 ),
             );
         }
     }
 }
 
-/// What one key's list said: its items, those carrying the key, their domains and the
-/// largest domain's size (as far as the list was read).
-struct KeyNodes {
-    items: usize,
-    nodes: usize,
-    domains: usize,
-    largest: usize,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The values of `keys` on each Node read.
+    type Seen = Vec<Vec<Option<String>>>;
+
+    /// Every Node read, as (the values of `keys`), until `stop_after` Nodes.
+    fn read_all(list: &str, keys: &[&str], stop_after: usize) -> Result<(usize, Seen), String> {
+        let wanted = WantedLabels::new(keys.iter().copied());
+        let mut seen = Vec::new();
+        let read = read_nodes(list, &wanted, |node| {
+            seen.push(
+                keys.iter().map(|k| node.labels[wanted.slot(k).unwrap()].as_deref().map(str::to_string)).collect(),
+            );
+            if seen.len() >= stop_after { Flow::Stop } else { Flow::Continue }
+        })?;
+        Ok((read, seen))
+    }
+
     #[test]
-    fn the_node_list_is_read_for_the_label_asked_about() {
+    fn the_node_list_is_read_for_the_labels_asked_about() {
         let list = r#"{"kind": "NodeList", "metadata": {"resourceVersion": "7"}, "items": [
             {"metadata": {"name": "a", "labels": {"rack": "r1", "zone": "z1", "other": "x"}}},
             {"metadata": {"labels": {"rack": "r\u0031"}}, "status": {"images": []}},
@@ -233,47 +321,57 @@ mod tests {
             {"metadata": null},
             null
         ]}"#;
-        let rack = NodeLabels::read("rack", usize::MAX, list).unwrap();
-        assert_eq!((rack.items, rack.nodes, rack.largest, rack.stopped), (6, 3, 2, false));
-        assert_eq!((rack.domains["r1"], rack.domains[""]), (2, 1), "an escaped value is the same domain");
-        let zone = NodeLabels::read("zone", usize::MAX, list).unwrap();
-        assert_eq!((zone.nodes, zone.domains.len()), (1, 1));
-        assert_eq!(NodeLabels::read("rack", 1, r#"{"items": null}"#).unwrap().items, 0);
-        assert_eq!(NodeLabels::read("rack", 1, "{}").unwrap().items, 0);
+        let s = |v: &str| Some(v.to_string());
+        let (read, seen) = read_all(list, &["zone", "rack"], usize::MAX).unwrap();
+        assert_eq!(read, 6);
+        assert_eq!(
+            seen,
+            [
+                vec![s("z1"), s("r1")],
+                vec![None, s("r1")],
+                vec![None, s("")],
+                vec![None, None],
+                vec![None, None],
+                vec![None, None]
+            ],
+            "an escaped value is the same value; a null label is an empty one; a label of another node never leaks"
+        );
+        assert_eq!(read_all(r#"{"items": null}"#, &["rack"], 1).unwrap().0, 0);
+        assert_eq!(read_all("{}", &["rack"], 1).unwrap().0, 0);
         for bad in
             [r#"{"items": {}}"#, r#"{"items": [7]}"#, r#"{"items": [{"metadata": {"labels": {"rack": 1}}}]}"#, "[", ""]
         {
-            assert!(NodeLabels::read("rack", usize::MAX, bad).is_err(), "{bad}");
+            assert!(read_all(bad, &["rack"], usize::MAX).is_err(), "{bad}");
         }
     }
 
     #[test]
-    fn reading_stops_once_a_domain_is_large_enough() {
+    fn reading_stops_when_told() {
         // The rest of the list is never read, not even to see that it is broken.
         let list =
             r#"{"items": [{"metadata": {"labels": {"rack": "r1"}}}, {"metadata": {"labels": {"rack": "r1"}}}, 7"#;
-        let read = NodeLabels::read("rack", 2, list).unwrap();
-        assert_eq!((read.items, read.nodes, read.largest, read.stopped), (2, 2, 2, true));
-        assert!(NodeLabels::read("rack", 3, list).is_err(), "a larger gang reads on, into the broken part");
-        let first = NodeLabels::read("rack", 1, list).unwrap();
-        assert_eq!((first.items, first.stopped), (1, true), "no gang: the first node carrying the key answers");
+        assert_eq!(read_all(list, &["rack"], 2).unwrap().0, 2);
+        assert!(read_all(list, &["rack"], 3).is_err(), "reading on reaches the broken part");
     }
 
-    /// Counts the lists asked for, with their selectors.
-    struct Lists(std::cell::RefCell<Vec<Option<String>>>, crate::cluster::MemoryCluster);
+    /// Records the lists asked for.
+    struct Lists(std::cell::RefCell<Vec<String>>, crate::cluster::MemoryCluster);
     impl Cluster for Lists {
         fn get(&self, q: &Query, name: &str) -> Result<Option<Box<serde_json::value::RawValue>>, LookupError> {
             self.1.get(q, name)
         }
         fn list(&self, q: &Query) -> Result<String, LookupError> {
-            self.0.borrow_mut().push(q.label_selector.map(str::to_string));
+            self.0.borrow_mut().push(format!("{q:?}"));
             self.1.list(q)
         }
     }
 
+    fn node(name: &str, rack: &str) -> serde_json::Value {
+        serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"rack": rack}}})
+    }
+
     #[test]
-    fn each_key_is_one_list_of_the_nodes_that_carry_it() {
-        let node = |name: &str, rack: &str| serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"rack": rack}}});
+    fn every_key_is_checked_against_one_fixed_list() {
         let cluster =
             Lists(Default::default(), crate::cluster::MemoryCluster::new(vec![node("a", "r1"), node("b", "r2")]));
         let at = |p: &str| Path::new(p);
@@ -285,13 +383,7 @@ mod tests {
         ];
         let mut v = Verdict::default();
         check_nodes(&Settings::default(), &lookups, &cluster, &mut v);
-        let asked = cluster.0.borrow().clone();
-        let asked: Vec<Option<&str>> = asked.iter().map(Option::as_deref).collect();
-        assert_eq!(
-            asked,
-            [Some("rack"), Some("rak"), None, Some("zone")],
-            "one full list, for the count, however many keys no node carries"
-        );
+        assert_eq!(*cluster.0.borrow(), [format!("{:?}", node_query())], "one list, whatever the keys");
         let message = v.message().unwrap();
         assert!(
             message.starts_with(r#"b: Invalid value: "rak": no node carries the label "rak" (checked 2 nodes)"#),
@@ -308,5 +400,43 @@ mod tests {
                 r#"c.minCount: 2 is larger than the largest "rack" domain (1 node): the 2 nodes carrying the label form 2 distinct domains, so the gang can never fit with one pod per node [topology.domain-size]"#
             ]
         );
+        // Other keys, the same query.
+        let other = [NodeLookup { key: "topology.example.com/made-up", path: at("e"), gang: None }];
+        check_nodes(&Settings::default(), &other, &cluster, &mut Verdict::default());
+        let asked = cluster.0.borrow();
+        assert_eq!((asked.len(), &asked[0]), (2, &asked[1]));
+        // No key, no list.
+        check_nodes(&Settings::default(), &[], &cluster, &mut Verdict::default());
+        assert_eq!(cluster.0.borrow().len(), 2);
+    }
+
+    #[test]
+    fn the_list_is_read_until_every_key_is_answered() {
+        // The answer is cut after the second Node: a reader that went on would fail.
+        let list = r#"{"items": [{"metadata": {"labels": {"rack": "r1", "zone": "z"}}}, {"metadata": {"labels": {"rack": "r1"}}}, 7"#;
+        struct Cut(&'static str);
+        impl Cluster for Cut {
+            fn get(&self, _: &Query, _: &str) -> Result<Option<Box<serde_json::value::RawValue>>, LookupError> {
+                Ok(None)
+            }
+            fn list(&self, _: &Query) -> Result<String, LookupError> {
+                Ok(self.0.to_string())
+            }
+        }
+        let cut = Cut(Box::leak(list.to_string().into_boxed_str()));
+        let at = |p: &str| Path::new(p);
+        let answered = [
+            NodeLookup { key: "zone", path: at("a"), gang: None },
+            NodeLookup { key: "rack", path: at("b"), gang: Some((2, at("b.minCount"))) },
+        ];
+        let mut v = Verdict::default();
+        check_nodes(&Settings::default(), &answered, &cut, &mut v);
+        assert!(v.accepted() && v.warnings.is_empty(), "{:?} {:?}", v.message(), v.warnings);
+        let larger = [NodeLookup { key: "rack", path: at("b"), gang: Some((3, at("b.minCount"))) }];
+        let mut v = Verdict::default();
+        check_nodes(&Settings::default(), &larger, &cut, &mut v);
+        let warnings: Vec<String> = v.warnings.iter().map(|w| w.to_string()).collect();
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].starts_with("b: cannot look up Nodes: cannot read the Node list: "), "{warnings:?}");
     }
 }
