@@ -755,3 +755,55 @@ pub fn realistic_node(i: usize) -> Value {
         }
     })
 }
+
+/// The made-up topology key `i` of the tests that count what a policy asks the cluster for.
+pub fn made_up_key(i: usize) -> String {
+    format!("topology.example.com/typo-{i}")
+}
+
+/// An object naming [`made_up_key`] `i`, in one of the places a topology key is written (by
+/// `i % 7`): a PodGroup's (`v1alpha2`, `v1beta1`), a Workload template's or a 1.37 Job's
+/// topology constraint, or a Kueue topology annotation on a Job's, a Kubeflow replica's or a
+/// Trainer runtime's Pod template. No Node carries the key, so every policy that checks keys
+/// against Nodes rejects it.
+pub fn object_with_made_up_key(i: usize) -> Value {
+    let key = made_up_key(i);
+    let kueue = json!({"kueue.x-k8s.io/podset-required-topology": key});
+    let container = json!([{"name": "c", "image": "busybox"}]);
+    let constraints = json!({"topology": [{"key": key}]});
+    let gang = json!({"gang": {"minCount": 2}});
+    let pod_group = |api_version: &str| {
+        json!({"apiVersion": api_version, "kind": "PodGroup", "metadata": {"name": format!("pg-{i}"), "namespace": "ml"},
+            "spec": {"schedulingPolicy": gang, "schedulingConstraints": constraints}})
+    };
+    match i % 7 {
+        0 => pod_group("scheduling.k8s.io/v1alpha2"),
+        1 => pod_group("scheduling.k8s.io/v1beta1"),
+        2 => json!({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload",
+            "metadata": {"name": format!("w-{i}"), "namespace": "ml"},
+            "spec": {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": gang, "schedulingConstraints": constraints}]}}),
+        3 => {
+            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": format!("job-{i}"), "namespace": "ml"},
+            "spec": {"parallelism": 2, "completions": 2, "completionMode": "Indexed",
+                "scheduling": {"schedulingPolicy": gang, "schedulingConstraints": constraints},
+                "template": {"spec": {"restartPolicy": "Never", "containers": container}}}})
+        }
+        4 => {
+            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": format!("job-{i}"), "namespace": "ml"},
+            "spec": {"parallelism": 2, "completions": 2,
+                "template": {"metadata": {"annotations": kueue}, "spec": {"restartPolicy": "Never", "containers": container}}}})
+        }
+        5 => {
+            json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": format!("pt-{i}"), "namespace": "ml"},
+            "spec": {"pytorchReplicaSpecs": {
+                "Master": {"replicas": 1, "template": {"spec": {"containers": [{"name": "pytorch", "image": "t"}]}}},
+                "Worker": {"replicas": 2, "template": {"metadata": {"annotations": kueue},
+                    "spec": {"containers": [{"name": "pytorch", "image": "t"}]}}}}}})
+        }
+        _ => json!({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+            "metadata": {"name": format!("rt-{i}")},
+            "spec": {"mlPolicy": {"numNodes": 2, "torch": {}}, "template": {"spec": {"replicatedJobs": [{"name": "node",
+                "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                    "spec": {"template": {"metadata": {"annotations": kueue}, "spec": {"containers": container}}}}}]}}}}),
+    }
+}

@@ -4,9 +4,9 @@
 //!
 //! `decode_only` is the floor under every policy: read the payload as JSON and accept.
 //!
-//! With the setting `listNodes` (a label selector, `""` for every Node) it first makes the
-//! Node list call the topology policy makes and drops the answer unread: what policy-server's
-//! own work on that call costs, the floor under any policy that lists Nodes.
+//! With the setting `listNodes` (field masks) it first lists every Node, as the topology
+//! policy does, and drops the answer unread: what policy-server's own work on that call
+//! costs, the floor under any policy that lists Nodes.
 
 use k8s_openapi::api::core::v1::Pod;
 use kubewarden_policy_sdk::host_capabilities::kubernetes::ListAllResourcesRequest;
@@ -19,7 +19,7 @@ use serde::Deserialize;
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Settings {
-    list_nodes: Option<String>,
+    list_nodes: Option<Vec<String>>,
 }
 
 impl Validatable for Settings {
@@ -38,13 +38,13 @@ pub extern "C" fn wapc_init() {
 
 fn validate(payload: &[u8]) -> CallResult {
     let request: ValidationRequest<Settings> = ValidationRequest::new(payload)?;
-    if let Some(selector) = &request.settings.list_nodes {
+    if let Some(masks) = &request.settings.list_nodes {
         let list = serde_json::to_vec(&ListAllResourcesRequest {
             api_version: "v1".to_string(),
             kind: "Node".to_string(),
-            label_selector: Some(selector.clone()).filter(|s| !s.is_empty()),
+            label_selector: None,
             field_selector: None,
-            field_masks: Some(["metadata.labels".to_string()].into()),
+            field_masks: Some(masks.iter().cloned().collect()),
         })?;
         host_call("kubewarden", "kubernetes", "list_resources_all", &list)?;
     }

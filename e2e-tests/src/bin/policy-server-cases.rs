@@ -18,14 +18,14 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use gangwarden_core::cluster::{MemoryCluster, canonical_api_version};
-use gangwarden_e2e_tests::apiserver::{TestApiServer, namespaced};
+use gangwarden_e2e_tests::apiserver::{Call, TestApiServer, namespaced};
 use gangwarden_e2e_tests::case::{Case, check};
 use gangwarden_e2e_tests::host::{Evaluation, Policy, validate_payload};
 use gangwarden_e2e_tests::policy_server::{
     GroupExpect, PolicyServer, TempDir, annotate_all, context_aware_resources, entry_id, expect_from_answer,
     group_members, judge, judge_group, policies_yml, project_policies, read_manifest, tool, with_settings,
 };
-use gangwarden_e2e_tests::{POLICIES, deploy_manifest, packaging, repo_root};
+use gangwarden_e2e_tests::{POLICIES, deploy_manifest, packaging, payloads, repo_root};
 use serde_json::{Value, json};
 
 /// The cases sent, `<policy>/<case-stem>` (to that policy's deploy manifest) or
@@ -386,6 +386,16 @@ fn run(verbose: bool) -> Result<bool, String> {
             }
         }
     }
+    match made_up_keys(&server, &apiserver, &manifests) {
+        Ok(summary) => {
+            passed += 1;
+            println!("PASSED {MADE_UP_KEYS} made-up topology keys: {summary}");
+        }
+        Err(e) => {
+            failed += 1;
+            println!("FAILED {MADE_UP_KEYS} made-up topology keys: {e}");
+        }
+    }
     println!(
         "{} cases in {:.1} s, {:.1} s in all; the test API server answered {:?}",
         chosen.len(),
@@ -394,7 +404,59 @@ fn run(verbose: bool) -> Result<bool, String> {
         apiserver.counts()
     );
     println!("policy-server: {passed} passed, {failed} failed");
-    Ok(failed == 0 && passed == chosen.len())
+    Ok(failed == 0 && passed == chosen.len() + 1)
+}
+
+/// How many objects with distinct made-up topology keys [`made_up_keys`] sends.
+const MADE_UP_KEYS: usize = 200;
+
+/// The Node queries the test API server was asked to watch: (labelSelector, fieldSelector).
+fn node_watches(apiserver: &TestApiServer) -> Vec<(String, String)> {
+    let param = |query: &str, name: &str| {
+        query.split('&').find_map(|p| p.strip_prefix(name)?.strip_prefix('=')).unwrap_or_default().to_string()
+    };
+    apiserver
+        .requests()
+        .iter()
+        .filter(|r| r.call == Call::Watch && r.path == "/api/v1/nodes")
+        .map(|r| (param(&r.query, "labelSelector"), param(&r.query, "fieldSelector")))
+        .collect()
+}
+
+/// Objects naming 200 distinct made-up topology keys, sent to the topology policy and the
+/// bundle (their deploy manifests): each is rejected for its key, and policy-server watches
+/// the Nodes through one query, with no selector, however many keys it is asked about.
+fn made_up_keys(server: &PolicyServer, apiserver: &TestApiServer, manifests: &Manifests) -> Result<String, String> {
+    let entries = [entry_id(&manifests.policies["topology"])?, entry_id(&manifests.policies["bundle"])?];
+    let before = node_watches(apiserver).len();
+    for i in 0..MADE_UP_KEYS {
+        let object = payloads::object_with_made_up_key(i);
+        let request = gangwarden_core::request::admission_request(&format!("made-up-{i}"), "CREATE", &object, None);
+        let key = payloads::made_up_key(i);
+        for entry in &entries {
+            let review = server.validate(entry, &request)?;
+            let message = review["response"]["status"]["message"].as_str().unwrap_or_default();
+            if review["response"]["allowed"] != false
+                || !message.contains(&format!("no node carries the label \"{key}\""))
+            {
+                return Err(format!("{entry} did not reject {key}: {}", review["response"]));
+            }
+        }
+    }
+    let watches = node_watches(apiserver);
+    let distinct: std::collections::BTreeSet<&(String, String)> = watches.iter().collect();
+    if distinct.len() != 1 || distinct.iter().any(|(labels, fields)| !labels.is_empty() || !fields.is_empty()) {
+        return Err(format!("policy-server watched the Nodes with {distinct:?}; expected one query, no selector"));
+    }
+    if watches.len() > before.max(1) {
+        return Err(format!("the Node watches grew from {before} to {} while the keys were sent", watches.len()));
+    }
+    Ok(format!(
+        "{} rejections, {} Node watch (one query, no selector), {} Node lists",
+        2 * MADE_UP_KEYS,
+        watches.len(),
+        apiserver.requests().iter().filter(|r| r.call == Call::List && r.path == "/api/v1/nodes").count()
+    ))
 }
 
 fn main() -> ExitCode {
