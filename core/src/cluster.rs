@@ -30,6 +30,10 @@ pub enum LookupError {
     /// The cluster does not serve this apiVersion/kind (or it cannot be discovered): on a
     /// Kubernetes 1.37 cluster, anything in `scheduling.k8s.io/v1alpha2`, for example.
     NotServed { api_version: String, kind: String },
+    /// No objects of this apiVersion and kind were given to `gangwarden check` or the
+    /// playground, whose documents are then part of the cluster, not all of it: unknown, not
+    /// absent. No Kubernetes host answers this.
+    NotGiven { api_version: String, kind: String },
     /// Any other failure, with the host's message.
     Failed(String),
 }
@@ -45,6 +49,9 @@ impl fmt::Display for LookupError {
         match self {
             LookupError::NotServed { api_version, kind } => {
                 write!(f, "the cluster does not serve {api_version}/{kind}")
+            }
+            LookupError::NotGiven { api_version, kind } => {
+                write!(f, "no {api_version} {kind} objects were given to check against (add them as cluster objects)")
             }
             LookupError::Failed(message) => f.write_str(message),
         }

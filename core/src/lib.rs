@@ -6,6 +6,7 @@
 //! Nothing here does I/O or knows about waPC or wasm-bindgen.
 
 pub mod batch;
+pub mod capacity;
 pub mod cluster;
 pub mod decode;
 pub mod engine;
@@ -13,6 +14,7 @@ pub mod field;
 pub mod kubeflow;
 pub mod meta;
 pub mod names;
+pub mod nodes;
 pub mod pod;
 pub mod request;
 pub mod review;

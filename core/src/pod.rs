@@ -1,17 +1,21 @@
 //! The parts of a Pod (and of the Pod template in a Kubeflow replica spec) that the rules read.
 //!
 //! The apiserver has decoded a Pod, and schema-checked a Kubeflow job, before any admission
-//! webhook sees it, so the fields no rule reads (volumes, probes, affinity, status and the
-//! rest of k8s-openapi's `PodSpec`) need no decoding here: they are skipped unread. That
-//! keeps each policy module about a fifth smaller and every request cheaper, and the leaf
-//! types the rules do read are k8s-openapi's own, so they decode exactly as before.
+//! webhook sees it, so the fields no rule reads (volumes, probes, status and the rest of
+//! k8s-openapi's `PodSpec`) need no decoding here: they are skipped unread. That keeps each
+//! policy module about a fifth smaller and every request cheaper, and the leaf types the rules
+//! do read are k8s-openapi's own, so they decode exactly as before.
 //! Fields follow k8s-openapi's conventions: a required field that is missing or `null`
 //! reads as its default.
+//!
+//! What the capacity rules read (resources, node selection, tolerations) is kept as JSON text
+//! ([`RawJson`]) and read only by them, leniently: it never makes a decode fail, so no other
+//! rule's answer depends on it, and a part that cannot be read is a check not made.
 
 use k8s_openapi::api::core::v1::{ContainerPort, PodResourceClaim, PodSchedulingGroup, ResourceClaim};
 use serde::{Deserialize, Serialize};
 
-use crate::decode::{compact_list, null_as_default};
+use crate::decode::{RawJson, compact_list, null_as_default};
 use crate::meta::{ObjectMeta, TemplateMeta};
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -70,6 +74,20 @@ pub struct PodSpec {
     pub scheduler_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
+    // Read by the capacity rules only (`crate::capacity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<RawJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<RawJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerations: Option<RawJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<RawJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<RawJson>,
+    /// Pod-level `resources` (gate `PodLevelResources`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<RawJson>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -86,6 +104,9 @@ pub struct Container {
     /// Only the names are read (Trainer's initializers share a volume by name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_mounts: Option<Vec<VolumeMount>>,
+    /// `Always` makes an init container a sidecar (capacity rules only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<RawJson>,
 }
 
 /// A `volumeMounts` entry: only its name is read.
@@ -95,11 +116,16 @@ pub struct VolumeMount {
     pub name: String,
 }
 
-/// `resources`: only the claims a container requests are read.
+/// `resources`: the claims a container requests; its requests and limits for the capacity
+/// rules.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 pub struct ResourceRequirements {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claims: Option<Vec<ResourceClaim>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<RawJson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<RawJson>,
 }
 
 #[cfg(test)]

@@ -212,6 +212,9 @@ pub struct PatchedJob<'a> {
     pub init_containers: Vec<&'a str>,
     /// The Pod template's annotations (where Kueue's topology annotations go).
     pub pod_annotations: Option<&'a serde_json::Map<String, Value>>,
+    /// Whether it sets the Pods' `nodeSelector`, `affinity` or `tolerations` (Kueue's
+    /// admission does), which decide the Nodes they may use.
+    pub sets_placement: bool,
 }
 
 impl RuntimePatch {
@@ -257,6 +260,9 @@ pub fn patched_jobs(jobs: &[Value]) -> Vec<PatchedJob<'_>> {
                 containers,
                 init_containers,
                 pod_annotations: pod.and_then(|p| p.pointer("/metadata/annotations")).and_then(Value::as_object),
+                sets_placement: ["nodeSelector", "affinity", "tolerations"]
+                    .iter()
+                    .any(|f| pod.and_then(|p| p.get("spec")?.get(*f)).is_some_and(|v| !v.is_null())),
             }
         })
         .collect()

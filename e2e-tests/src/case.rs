@@ -12,8 +12,10 @@
 //! settings: {maxMinCount: 8}
 //! cluster: [{apiVersion: ..., kind: Workload, ...}]   # what lookups see
 //! nodeSets:                    # Nodes generated into the cluster (for thousands of them):
-//!   - {name: rack, count: 5000, domainSizes: {topology.example.com/rack: 40}}
+//!   - {name: rack, count: 5000, domainSizes: {topology.example.com/rack: 40},
+//!      allocatable: {cpu: "64", nvidia.com/gpu: "8", pods: "110"}}
 //!                              # rack-0..rack-4999; node i has the label with value "d<i/40>"
+//!                              # and, when given, that status.allocatable
 //! clusterError: "connection refused"                 # every lookup fails with this
 //! servedApiVersions: [scheduling.k8s.io/v1beta1, scheduling.k8s.io/v1alpha3]
 //!                              # the versions served of the groups named (a 1.37 cluster here;
@@ -86,6 +88,9 @@ pub struct NodeSet {
     pub count: usize,
     #[serde(default)]
     pub domain_sizes: BTreeMap<String, usize>,
+    /// Each Node's `status.allocatable`, when given.
+    #[serde(default)]
+    pub allocatable: Option<BTreeMap<String, String>>,
 }
 
 impl NodeSet {
@@ -96,7 +101,11 @@ impl NodeSet {
                 .iter()
                 .map(|(key, size)| (key.clone(), Value::from(format!("d{}", i / (*size).max(1)))))
                 .collect();
-            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("{}-{i}", self.name), "labels": labels}})
+            let mut node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("{}-{i}", self.name), "labels": labels}});
+            if let Some(allocatable) = &self.allocatable {
+                node["status"] = json!({"allocatable": allocatable});
+            }
+            node
         })
     }
 }
@@ -311,6 +320,7 @@ mod tests {
             name: "n".into(),
             count: 5,
             domain_sizes: BTreeMap::from([("rack".to_string(), 2), ("zone".to_string(), 0)]),
+            allocatable: None,
         };
         let nodes: Vec<Value> = set.nodes().collect();
         let racks: Vec<&str> = nodes.iter().map(|n| n["metadata"]["labels"]["rack"].as_str().unwrap()).collect();
@@ -318,5 +328,9 @@ mod tests {
         assert_eq!(nodes[4]["metadata"]["name"], "n-4");
         // A size of 0 is read as 1 rather than dividing by zero.
         assert_eq!(nodes[3]["metadata"]["labels"]["zone"], "d3");
+        assert!(nodes[0].get("status").is_none());
+        let gpus =
+            NodeSet { allocatable: Some(BTreeMap::from([("nvidia.com/gpu".to_string(), "8".to_string())])), ..set };
+        assert_eq!(gpus.nodes().next().unwrap()["status"], json!({"allocatable": {"nvidia.com/gpu": "8"}}));
     }
 }

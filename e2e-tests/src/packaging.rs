@@ -91,10 +91,13 @@ fn topology_defaults() -> Value {
         require_topology_for_min_count_at_least,
         check_node_labels,
         fail_on_lookup_error,
+        capacity_check,
+        capacity_ignored_resources,
     } = topology::Settings::default();
     json!({"allowedTopologyKeys": allowed_topology_keys,
         "requireTopologyForMinCountAtLeast": require_topology_for_min_count_at_least,
-        "checkNodeLabels": check_node_labels, "failOnLookupError": fail_on_lookup_error})
+        "checkNodeLabels": check_node_labels, "failOnLookupError": fail_on_lookup_error,
+        "capacityCheck": capacity_check, "capacityIgnoredResources": capacity_ignored_resources})
 }
 
 fn run_policy_defaults() -> Value {

@@ -665,7 +665,8 @@ fn fake_digest(seed: &str) -> String {
 
 /// Node `node-<i>` as a kubelet and a cloud provider write it (about 4 KB of JSON): the seven
 /// usual labels (`topology.example.com/rack` is `rack-<i/40>`), annotations, one managedFields
-/// entry, spec, and a status with capacity, conditions, addresses, nodeInfo and a dozen images.
+/// entry, spec with the GPU taint, and a status with capacity and allocatable (192 CPUs, 8
+/// GPUs), conditions, addresses, nodeInfo and a dozen images.
 pub fn realistic_node(i: usize) -> Value {
     let name = format!("node-{i}");
     let zones = ["us-east-1a", "us-east-1b", "us-east-1c"];
@@ -720,7 +721,8 @@ pub fn realistic_node(i: usize) -> Value {
         "spec": {
             "podCIDR": format!("100.{}.{}.0/24", 64 + (i >> 8) % 64, i & 0xff),
             "podCIDRs": [format!("100.{}.{}.0/24", 64 + (i >> 8) % 64, i & 0xff)],
-            "providerID": format!("aws:///{zone}/{instance}")
+            "providerID": format!("aws:///{zone}/{instance}"),
+            "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
         },
         "status": {
             "capacity": {"cpu": "192", "ephemeral-storage": "3750000000Ki", "hugepages-1Gi": "0", "hugepages-2Mi": "0", "memory": "2097152000Ki", "nvidia.com/gpu": "8", "pods": "110"},

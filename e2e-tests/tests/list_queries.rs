@@ -65,7 +65,7 @@ fn two_hundred_made_up_keys_make_one_list_query() {
     }
     assert_eq!(rejections, 2 * KEYS, "topology and the bundle reject every made-up key");
     let node_list = json!({"api_version": "v1", "kind": "Node", "label_selector": null, "field_selector": null,
-        "field_masks": gangwarden_core::rules::topology::NODE_FIELD_MASKS});
+        "field_masks": gangwarden_core::rules::topology::node_field_masks(&Default::default())});
     assert_eq!(
         lists.into_iter().collect::<Vec<_>>(),
         [format!("list_resources_all {node_list}")],

@@ -121,12 +121,10 @@ impl ObjectCluster for DocumentCluster {
             Some(cluster) => cluster.list_objects(query)?,
             None if self.whole => Vec::new(),
             None => {
-                let message = format!(
-                    "no {} {} objects were given to check against (add them as cluster objects)",
-                    query.api_version, query.kind
-                );
-                self.record(query, None, format!("error: {message}"));
-                return Err(LookupError::Failed(message));
+                let error =
+                    LookupError::NotGiven { api_version: query.api_version.to_string(), kind: query.kind.to_string() };
+                self.record(query, None, format!("error: {error}"));
+                return Err(error);
             }
         };
         self.record(query, None, format!("{} objects", items.len()));
@@ -179,10 +177,8 @@ mod tests {
         let pods = Query { api_version: "v1", kind: "Pod", namespace: None, field_masks: &[] };
         let partial = DocumentCluster::partial(Vec::new());
         assert_eq!(
-            partial.list_objects(&pods),
-            Err(LookupError::Failed(
-                "no v1 Pod objects were given to check against (add them as cluster objects)".into()
-            ))
+            partial.list_objects(&pods).map_err(|e| e.to_string()),
+            Err("no v1 Pod objects were given to check against (add them as cluster objects)".into())
         );
         assert_eq!(
             partial.take_lookups()[0].result,

@@ -300,10 +300,13 @@ fn node_label_checks_need_nodes() {
     let topology = result(&report, 0, RuleSetName::Topology);
     assert_eq!(topology.violations[0].rule, "topology.key-on-nodes");
     assert_eq!((topology.violations[0].line, topology.violations[0].column), (7, 17));
-    // One list of every Node, whatever the key.
-    let lists: Vec<(&str, &[String], &str)> =
-        topology.lookups.iter().map(|l| (l.kind.as_str(), l.field_masks.as_slice(), l.result.as_str())).collect();
-    assert_eq!(lists, [("Node", &["metadata.labels".to_string()][..], "2 objects")]);
+    // One list of every Node, whatever the key, with what the capacity rules read too.
+    let lists: Vec<(&str, Vec<&str>, &str)> = topology
+        .lookups
+        .iter()
+        .map(|l| (l.kind.as_str(), l.field_masks.iter().map(String::as_str).collect(), l.result.as_str()))
+        .collect();
+    assert_eq!(lists, [("Node", vec!["metadata.labels", "spec.taints", "status.allocatable"], "2 objects")]);
     // As the whole cluster (the default), no Nodes means none.
     assert!(!check(&input(&[("pg.yaml", pg)])).unwrap().documents[0].accepted());
 }

@@ -66,6 +66,9 @@ const KUEUE_POD_SETS: &[&str] = &[
     "TrainingRuntime",
     "ClusterTrainingRuntime",
 ];
+/// What makes Pods whose requests are known: the capacity rules' kinds.
+const POD_MAKERS: &[&str] =
+    &["Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob"];
 const JOBS_AND_TRAINJOB: &[&str] = &["TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob"];
 const JOBS_AND_RUNTIMES: &[&str] = &[
     "TFJob",
@@ -729,8 +732,20 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "topology.domain-size",
-        kinds: GROUP_HOLDERS,
+        kinds: WORKLOAD_AND_PODGROUP,
         example: "spec.schedulingPolicy.gang.minCount: 3 is larger than the largest \"topology.example.com/rack\" domain (2 nodes): the 4 nodes carrying the label form 3 distinct domains, so the gang can never fit with one pod per node [topology.domain-size]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "topology.pod-fits",
+        kinds: POD_MAKERS,
+        example: "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: no node can ever run this pod: one pod asks 16 nvidia.com/gpu, and the largest of the 4 eligible nodes has 8 allocatable [topology.pod-fits]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "topology.gang-fits",
+        kinds: POD_MAKERS,
+        example: "spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them [topology.gang-fits]",
         upstream: None,
     },
     RuleDoc {

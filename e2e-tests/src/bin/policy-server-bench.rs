@@ -386,7 +386,7 @@ fn node_floor(
     let base_payload = payloads::baseline_payload(with_lookup.len());
     let base: Value = serde_json::from_slice(&base_payload).map_err(|e| e.to_string())?;
     let listing = |name: &str| {
-        let masks = gangwarden_core::rules::topology::NODE_FIELD_MASKS;
+        let masks = gangwarden_core::rules::topology::node_field_masks(&Default::default());
         let mut manifest = with_settings(&baseline_manifest(&modules["baseline"]), name, &json!({"listNodes": masks}));
         manifest["spec"]["contextAwareResources"] = json!([{"apiVersion": "v1", "kind": "Node"}]);
         manifest

@@ -47,7 +47,10 @@ pub(super) fn check_group_spec<'a>(
         }
         // A key the settings refuse is rejected already; looking it up would only add noise.
         if is_allowed(settings, key, &path, v) {
-            lookups.push(NodeLookup { key, path, gang: gang.clone() });
+            // A Job's pods have known requests: the capacity rules judge whether its gang fits
+            // a domain, and the one-pod-per-node count would wrong a gang of small pods.
+            let gang = gang.clone().filter(|_| !matches!(g.origin, GroupOrigin::Job | GroupOrigin::CronJob));
+            lookups.push(NodeLookup { key, path, gang });
         }
     }
 

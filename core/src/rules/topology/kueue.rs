@@ -38,6 +38,17 @@ impl<'a> PodSet<'a> {
         }
     }
 
+    /// The level a required topology annotation asks for.
+    pub(super) fn required_level(&self) -> Option<&'a str> {
+        self.get(KUEUE_REQUIRED)
+    }
+
+    /// The name of the replicated job (or replica type) the pod set is: its key, without a
+    /// Trainer patch's manager.
+    pub(super) fn job_name(&self) -> &str {
+        self.key.rsplit('/').next().unwrap_or_default()
+    }
+
     /// The topology request Kueue builds: required wins over preferred.
     fn request(&self) -> Option<(&'static str, &'a str)> {
         [KUEUE_REQUIRED, KUEUE_PREFERRED].into_iter().find_map(|a| self.get(a).map(|v| (a, v)))

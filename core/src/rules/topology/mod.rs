@@ -1,6 +1,8 @@
 //! Rule set 2, topology: `schedulingConstraints.topology` on PodGroups, Workload templates and
-//! 1.37 Jobs' `spec.scheduling`, the node labels those keys name, and Kueue topology
-//! annotations on Kubeflow replica templates and Job Pod templates. Ids and catalogue numbers (rules.md) are listed in [`RULES`].
+//! 1.37 Jobs' `spec.scheduling`, the node labels those keys name, Kueue topology annotations
+//! on Kubeflow replica templates and Job Pod templates, and capacity: whether the pods a Job,
+//! a Kubeflow job or a TrainJob makes can ever fit the cluster's Nodes. Ids and catalogue
+//! numbers (rules.md) are listed in [`RULES`].
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -9,7 +11,6 @@ use serde::Deserialize;
 
 use crate::batch::BatchJob;
 use crate::cluster::{Cluster, LookupError, Query};
-use crate::decode::Text;
 use crate::engine::RuleSet;
 use crate::field::{BadValue, FieldError, Path, plural};
 use crate::kubeflow::{KubeflowJob, ReplicaSpec};
@@ -21,13 +22,15 @@ use crate::scheduling::{Disruption, GroupOrigin, GroupSpec, group_specs};
 use crate::trainer::{Runtime, TrainJob};
 use crate::verdict::Verdict;
 
+mod capacity;
 mod groups;
 mod kueue;
 mod nodes;
 
+pub use capacity::CapacityCheck;
 use groups::{check_group_spec, is_allowed, same_constraints};
 use kueue::{check_pod_sets, job_pod_sets, patch_pod_sets, replica_pod_sets, runtime_pod_sets};
-pub use nodes::NODE_FIELD_MASKS;
+pub use nodes::node_field_masks;
 use nodes::{NodeLookup, check_nodes};
 
 /// `+k8s:maxItems=1` on `PodGroupSchedulingConstraints.topology` (k8s.io/api v0.36).
@@ -55,6 +58,8 @@ pub const KUEUE_VALUE: &str = "topology.kueue-value";
 pub const KUEUE_SLICE: &str = "topology.kueue-slice";
 pub const KUEUE_GROUP: &str = "topology.kueue-group";
 pub const VOLCANO_NETWORK_TOPOLOGY: &str = "topology.volcano-network-topology";
+pub const POD_FITS: &str = "topology.pod-fits";
+pub const GANG_FITS: &str = "topology.gang-fits";
 
 /// Every rule of the set, for documentation and the playground.
 pub const RULES: &[RuleInfo] = &[
@@ -96,6 +101,16 @@ pub const RULES: &[RuleInfo] = &[
         catalogue: "V2-30",
         summary: "Trainer v2 Volcano runtime: networkTopology mode is hard or soft, highestTierAllowed at least 1",
     },
+    RuleInfo {
+        id: POD_FITS,
+        catalogue: "capacity (setting capacityCheck)",
+        summary: "each pod fits some node it may use: its requests within the node's allocatable",
+    },
+    RuleInfo {
+        id: GANG_FITS,
+        catalogue: "capacity (setting capacityCheck)",
+        summary: "the pods a gang or a Kueue pod set needs at once fit the nodes, or one topology domain",
+    },
 ];
 
 /// Settings of the topology rule set.
@@ -113,6 +128,12 @@ pub struct Settings {
     pub check_node_labels: bool,
     /// Reject, rather than warn, when the Node lookup fails.
     pub fail_on_lookup_error: bool,
+    /// Check that the pods of Jobs, Kubeflow jobs and TrainJobs can fit the Nodes: `off`,
+    /// `warn` (a cluster autoscaler may add Nodes) or `deny`.
+    pub capacity_check: CapacityCheck,
+    /// Resources the cluster's scheduler ignores (NodeResourcesFit `ignoredResources`; `<group>/*`
+    /// for its `ignoredResourceGroups`): never held against a pod.
+    pub capacity_ignored_resources: Vec<String>,
 }
 
 impl Default for Settings {
@@ -122,6 +143,8 @@ impl Default for Settings {
             require_topology_for_min_count_at_least: None,
             check_node_labels: true,
             fail_on_lookup_error: false,
+            capacity_check: CapacityCheck::Warn,
+            capacity_ignored_resources: Vec::new(),
         }
     }
 }
@@ -150,12 +173,24 @@ impl RuleSet for Topology {
         if let Some(n) = s.require_topology_for_min_count_at_least.filter(|n| *n < 1) {
             return Err(format!("requireTopologyForMinCountAtLeast: must be at least 1, got {n}"));
         }
+        for (i, name) in s.capacity_ignored_resources.iter().enumerate() {
+            let errors = match name.strip_suffix("/*") {
+                Some(group) => names::is_dns1123_subdomain(group),
+                None => names::is_qualified_name(name),
+            };
+            if let Some(msg) = errors.first() {
+                return Err(format!(
+                    "capacityIgnoredResources[{i}]: {name:?} is not a resource name or a `<group>/*` group: {msg}"
+                ));
+            }
+        }
         Ok(())
     }
 
     fn check(settings: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
         let mut v = Verdict::default();
         let mut lookups = Vec::new();
+        let mut trainjob_runtime = None;
         let old_groups = review.old_object.as_ref().map(group_specs).unwrap_or_default();
         // Groups are matched across an update by what identifies them (a template's names
         // from the top; an object's own spec), never by position.
@@ -209,31 +244,37 @@ impl RuleSet for Topology {
                     Some(Resource::TrainJob(old)) => Some(old),
                     _ => None,
                 };
-                // Unchanged patches were checked when they were written.
+                // Unchanged patches were checked when they were written; capacity is checked
+                // when the job is created (its trainer and runtime never change).
+                let capacity = old.is_none() && settings.capacity_check != CapacityCheck::Off;
                 let runtime = match old {
                     Some(old) if old.spec.runtime_patches == job.spec.runtime_patches => None,
-                    _ => patch_runtime(settings, job, &review.namespace, cluster, &mut v),
+                    _ => train_job_runtime(settings, job, &review.namespace, cluster, capacity, &mut v),
                 };
                 let old = old.map(|o| patch_pod_sets(o, None)).unwrap_or_default();
                 check_pod_sets(settings, &patch_pod_sets(job, runtime.as_ref()), &old, &mut v, &mut lookups);
+                trainjob_runtime = runtime;
             }
             _ => {}
         }
-        if settings.check_node_labels {
-            check_nodes(settings, &lookups, cluster, &mut v);
+        if !settings.check_node_labels {
+            lookups.clear();
         }
+        let demand = capacity::demand(settings, review, trainjob_runtime.as_ref()).unwrap_or_default();
+        check_nodes(settings, &lookups, demand, cluster, &mut v);
         v
     }
 }
 
-/// The runtime a TrainJob's patches apply to, looked up only when a patch sets a Kueue
-/// topology annotation (it counts the pod sets a slice must fit). A runtime that is missing
-/// is the runPolicy set's business.
-fn patch_runtime(
+/// The runtime a TrainJob runs on, looked up when a patch sets a Kueue topology annotation
+/// (it counts the pod sets a slice must fit) or for the capacity rules (its node template).
+/// A runtime that is missing is the runPolicy set's business.
+fn train_job_runtime(
     settings: &Settings,
     job: &TrainJob,
     namespace: &str,
     cluster: &dyn Cluster,
+    capacity: bool,
     v: &mut Verdict,
 ) -> Option<Runtime> {
     let annotated = job
@@ -241,21 +282,20 @@ fn patch_runtime(
         .iter()
         .flat_map(|p| p.patched_jobs())
         .any(|j| j.pod_annotations.is_some_and(|a| a.keys().any(|k| k.starts_with("kueue.x-k8s.io/podset-"))));
-    if !annotated {
+    if !annotated && !capacity {
         return None;
     }
     let lookup = crate::trainer::lookup_runtime(cluster, job, namespace)?;
     match lookup.found {
         Ok(found) => found,
         Err(e) => {
-            let what = format!("{} to count the pod sets of the job's Kueue topology annotations", lookup.what);
-            v.lookup_failed(
-                KUEUE_SLICE,
-                Path::new("spec").child("runtimeRef"),
-                &what,
-                &e,
-                settings.fail_on_lookup_error,
-            );
+            let (rule, why) = if annotated {
+                (KUEUE_SLICE, "to count the pod sets of the job's Kueue topology annotations")
+            } else {
+                (POD_FITS, "to check that the job's nodes fit the cluster")
+            };
+            let what = format!("{} {why}", lookup.what);
+            v.lookup_failed(rule, Path::new("spec").child("runtimeRef"), &what, &e, settings.fail_on_lookup_error);
             None
         }
     }

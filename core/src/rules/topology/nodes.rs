@@ -1,6 +1,17 @@
-//! The one Node list a request's keys are checked against (T-09, the domain-size warning).
+//! The one Node list a request is checked against: its labels for T-09 and the domain-size
+//! warning, its Nodes' allocatable resources and taints for the capacity rules. One list per
+//! request, with a query fixed by the settings ([`node_field_masks`]), read in one pass.
 
 use super::*;
+use crate::capacity::fit::{Analysis, Finding, wanted_names};
+use crate::nodes::{CAPACITY_MASKS, Flow, LABEL_MASKS, NodeWants, Wanted, node_query, read_nodes};
+use capacity::{Demand, device_class_query, extended_resources, served_by_device_classes};
+
+/// The Node list's field masks: labels, and with the capacity rules on, taints and
+/// allocatable resources. Fixed by the settings, whatever the request asks about.
+pub fn node_field_masks(settings: &Settings) -> &'static [&'static str] {
+    if settings.capacity_check == CapacityCheck::Off { LABEL_MASKS } else { CAPACITY_MASKS }
+}
 
 /// A topology key to look for on the cluster's nodes.
 pub(super) struct NodeLookup<'a> {
@@ -9,187 +20,6 @@ pub(super) struct NodeLookup<'a> {
     pub(super) path: Path,
     /// The gang's `minCount` and its path, for the domain-size warning.
     pub(super) gang: Option<(i32, Path)>,
-}
-
-/// The label keys the rules ask about, each with a slot in [`Node::labels`]: sorted, so a
-/// Node's label is looked up by binary search, never by a scan of the keys.
-pub(super) struct WantedLabels<'k>(Vec<&'k str>);
-
-impl<'k> WantedLabels<'k> {
-    pub(super) fn new(keys: impl IntoIterator<Item = &'k str>) -> Self {
-        let mut keys: Vec<&str> = keys.into_iter().collect();
-        keys.sort_unstable();
-        keys.dedup();
-        WantedLabels(keys)
-    }
-
-    pub(super) fn slot(&self, key: &str) -> Option<usize> {
-        self.0.binary_search(&key).ok()
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.0.len()
-    }
-}
-
-/// One Node of the list, as far as the rules read it: the values of the wanted labels
-/// (`None`: the Node does not carry it). The buffers are reused from Node to Node.
-pub(super) struct Node<'a> {
-    pub(super) labels: Vec<Option<Cow<'a, str>>>,
-    /// The slots of `labels` this Node carries, so that a Node costs what its own labels do,
-    /// however many keys are wanted.
-    carried: Vec<usize>,
-}
-
-impl<'a> Node<'a> {
-    fn new(wanted: &WantedLabels) -> Self {
-        Node { labels: vec![None; wanted.len()], carried: Vec::new() }
-    }
-
-    fn clear(&mut self) {
-        for slot in self.carried.drain(..) {
-            self.labels[slot] = None;
-        }
-    }
-
-    fn set_label(&mut self, slot: usize, value: Cow<'a, str>) {
-        if self.labels[slot].replace(value).is_none() {
-            self.carried.push(slot);
-        }
-    }
-
-    /// The wanted labels this Node carries: (slot, value).
-    pub(super) fn carried(&self) -> impl Iterator<Item = (usize, &Cow<'a, str>)> {
-        self.carried.iter().filter_map(|&slot| Some((slot, self.labels[slot].as_ref()?)))
-    }
-}
-
-/// Whether to read on after a Node.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Flow {
-    Continue,
-    /// The verdict is known: the rest of the list is left unread.
-    Stop,
-}
-
-/// Reads a Node list answer straight from the host's JSON text in one pass, handing each Node
-/// to `each` until it says [`Flow::Stop`]. Only what the rules read is kept; no Node is
-/// decoded whole. Returns how many Nodes were read.
-pub(super) fn read_nodes<'a>(
-    list: &'a str,
-    wanted: &WantedLabels,
-    mut each: impl FnMut(&Node<'a>) -> Flow,
-) -> Result<usize, String> {
-    let mut reader = ListReader { wanted, each: &mut each, node: Node::new(wanted), read: 0, stopped: false };
-    let mut de = serde_json::Deserializer::from_str(list);
-    let outcome = serde::de::DeserializeSeed::deserialize(Part(&mut reader, NodePart::List), &mut de);
-    match outcome {
-        // Stopping early is the reader's way out of a half-read list, not a failure.
-        Err(_) if reader.stopped => {}
-        outcome => {
-            outcome.map_err(|e| e.to_string())?;
-            de.end().map_err(|e| e.to_string())?;
-        }
-    }
-    Ok(reader.read)
-}
-
-struct ListReader<'w, 'k, 'e, 'a> {
-    wanted: &'w WantedLabels<'k>,
-    each: &'e mut dyn FnMut(&Node<'a>) -> Flow,
-    node: Node<'a>,
-    read: usize,
-    stopped: bool,
-}
-
-/// A part of the list answer: the list itself (only `items` is read), its items, a Node (only
-/// `metadata`), its metadata (only `labels`) or its labels.
-struct Part<'r, 'w, 'k, 'e, 'a>(&'r mut ListReader<'w, 'k, 'e, 'a>, NodePart);
-#[derive(Clone, Copy, PartialEq)]
-enum NodePart {
-    List,
-    Items,
-    Object,
-    Metadata,
-    Labels,
-}
-
-impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for Part<'_, '_, '_, '_, 'a> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        // `null` (no items, no metadata, no labels) reads as empty.
-        d.deserialize_option(self)
-    }
-}
-
-impl<'de: 'a, 'a> serde::de::Visitor<'de> for Part<'_, '_, '_, '_, 'a> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str(if self.1 == NodePart::Items { "a list of Nodes" } else { "an object" })
-    }
-    fn visit_none<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        if self.1 == NodePart::Items { d.deserialize_seq(self) } else { d.deserialize_map(self) }
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let reader = self.0;
-        loop {
-            reader.node.clear();
-            if seq.next_element_seed(Part(&mut *reader, NodePart::Object))?.is_none() {
-                return Ok(());
-            }
-            reader.read += 1;
-            if (reader.each)(&reader.node) == Flow::Stop {
-                reader.stopped = true;
-                return Err(serde::de::Error::custom("stopped"));
-            }
-        }
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let Part(reader, part) = self;
-        while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
-            let inner = match (part, key.as_ref()) {
-                (NodePart::List, "items") => NodePart::Items,
-                (NodePart::Object, "metadata") => NodePart::Metadata,
-                (NodePart::Metadata, "labels") => NodePart::Labels,
-                (NodePart::Labels, label) => {
-                    match reader.wanted.slot(label) {
-                        Some(slot) => {
-                            let value = map.next_value::<Option<Text<'de>>>()?.map(|t| t.0).unwrap_or_default();
-                            reader.node.set_label(slot, value);
-                        }
-                        None => {
-                            map.next_value::<serde::de::IgnoredAny>()?;
-                        }
-                    }
-                    continue;
-                }
-                _ => {
-                    map.next_value::<serde::de::IgnoredAny>()?;
-                    continue;
-                }
-            };
-            map.next_value_seed(Part(&mut *reader, inner))?;
-        }
-        Ok(())
-    }
-}
-
-/// The field masks of the Node list: labels are all these rules read (policy-server still
-/// sends each Node's whole `metadata`: its masks prune only the body).
-pub const NODE_FIELD_MASKS: &[&str] = &["metadata.labels"];
-
-/// The one Node list every request asks for: fixed by the module, never by the request.
-/// policy-server keeps a watch-fed store for each distinct list query for its whole life, so
-/// a selector made of a topology key from the request would let any tenant open watches.
-/// The rules filter the Nodes themselves.
-pub(super) fn node_query() -> Query<'static> {
-    Query { api_version: "v1", kind: "Node", namespace: None, field_masks: NODE_FIELD_MASKS }
 }
 
 /// What the Node list says of one key: the Nodes carrying it, how many each value (topology
@@ -220,46 +50,131 @@ impl<'a> KeyNodes<'a> {
     }
 }
 
-/// T-09 and the domain-size warning, from one list of every Node, read only until the answer
-/// is known: until each key has a Node carrying it (no gang asked about) or a domain as large
-/// as the largest gang that uses it. A key no Node carries, or a gang larger than every
-/// domain, reads the whole list, for the figures its message gives.
-pub(super) fn check_nodes(settings: &Settings, lookups: &[NodeLookup], cluster: &dyn Cluster, v: &mut Verdict) {
-    let Some(first) = lookups.first() else { return };
-    let wanted = WantedLabels::new(lookups.iter().map(|l| l.key));
-    let mut keys: Vec<KeyNodes> =
-        (0..wanted.len()).map(|_| KeyNodes { enough: 1, nodes: 0, domains: HashMap::new(), largest: 0 }).collect();
-    for lookup in lookups {
+/// What one pass over the Node list found.
+struct Pass<'a> {
+    /// The list's items (as far as it was read).
+    items: usize,
+    /// What the list says of each lookup's key (by the lookup's index).
+    keys: Vec<Option<KeyNodes<'a>>>,
+    lookup_slots: Vec<Option<usize>>,
+    findings: Vec<Finding>,
+}
+
+/// Reads `list` once for the `lookups`' keys (T-09) and the `demand`'s pods (capacity), only
+/// until every key is answered and every pod and gang is known to pass.
+fn pass<'a>(list: &'a str, lookups: &[NodeLookup], demand: &mut Demand) -> Result<Pass<'a>, String> {
+    let (capacity_labels, resources): (Vec<String>, Vec<String>) = {
+        let (labels, resources) = wanted_names(&demand.shapes, &demand.gangs);
+        (labels.into_iter().map(str::to_string).collect(), resources.into_iter().map(str::to_string).collect())
+    };
+    let labels = Wanted::new(lookups.iter().map(|l| l.key).chain(capacity_labels.iter().map(String::as_str)));
+    let resources =
+        if demand.is_empty() { Wanted::default() } else { Wanted::new(resources.iter().map(String::as_str)) };
+    let lookup_slots: Vec<Option<usize>> = lookups.iter().map(|l| labels.slot(l.key)).collect();
+    let mut keys: Vec<Option<KeyNodes>> = (0..labels.len()).map(|_| None).collect();
+    for (lookup, slot) in lookups.iter().zip(&lookup_slots) {
         let gang = lookup.gang.as_ref().map_or(1, |(n, _)| usize::try_from(*n).unwrap_or(1).max(1));
-        if let Some(slot) = wanted.slot(lookup.key) {
-            keys[slot].enough = keys[slot].enough.max(gang);
+        if let Some(slot) = slot {
+            let key = keys[*slot].get_or_insert_with(|| KeyNodes {
+                enough: 1,
+                nodes: 0,
+                domains: HashMap::new(),
+                largest: 0,
+            });
+            key.enough = key.enough.max(gang);
         }
     }
-    let failed = |v: &mut Verdict, e: &LookupError| {
-        v.lookup_failed(KEY_ON_NODES, first.path.clone(), "Nodes", e, settings.fail_on_lookup_error)
+    let wants = NodeWants { labels, resources };
+    for shape in demand.shapes.iter_mut() {
+        shape.placement.resolve(&wants.labels);
+    }
+    let mut analysis =
+        (!demand.is_empty()).then(|| Analysis::new(&demand.shapes, &demand.gangs, &wants.labels, &wants.resources));
+    let mut unsettled = keys.iter().flatten().count();
+    let items = read_nodes(list, &wants, |node| {
+        for (slot, value) in node.carried() {
+            if let Some(key) = keys[slot].as_mut() {
+                let was = key.settled();
+                key.count(value);
+                unsettled -= usize::from(!was && key.settled());
+            }
+        }
+        if let Some(a) = analysis.as_mut() {
+            a.add(node);
+        }
+        if unsettled == 0 && analysis.as_ref().is_none_or(Analysis::settled) { Flow::Stop } else { Flow::Continue }
+    })?;
+    let findings = analysis.map(|a| a.findings()).unwrap_or_default();
+    Ok(Pass { items, keys, lookup_slots, findings })
+}
+
+/// T-09, the domain-size warning and the capacity rules, from one list of every Node. A key
+/// no Node carries, a gang larger than every domain, or pods that cannot fit read the whole
+/// list, for the figures their messages give. Capacity findings that rest on an extended
+/// resource cost one more list, of the DeviceClasses: one that serves the resource (DRA)
+/// serves it on Nodes that do not list it, and the findings are taken back.
+pub(super) fn check_nodes(
+    settings: &Settings,
+    lookups: &[NodeLookup],
+    mut demand: Demand,
+    cluster: &dyn Cluster,
+    v: &mut Verdict,
+) {
+    let (rule, at) = match (lookups.first(), demand.shapes.first()) {
+        (Some(first), _) => (KEY_ON_NODES, first.path.clone()),
+        (None, Some(shape)) => (POD_FITS, shape.spec_path.clone()),
+        (None, None) => return,
     };
-    let list = match cluster.list(&node_query()) {
+    let failed =
+        |v: &mut Verdict, e: &LookupError| v.lookup_failed(rule, at.clone(), "Nodes", e, settings.fail_on_lookup_error);
+    let list = match cluster.list(&node_query(node_field_masks(settings))) {
         Ok(list) => list,
+        // `gangwarden check` given no Nodes: nothing to check the pods against, and nothing
+        // asked about (a topology key would have been).
+        Err(LookupError::NotGiven { .. }) if lookups.is_empty() => return,
         Err(e) => return failed(v, &e),
     };
-    let mut unsettled = keys.len();
-    let read = read_nodes(&list, &wanted, |node| {
-        for (slot, value) in node.carried() {
-            let key = &mut keys[slot];
-            let was = key.settled();
-            key.count(value);
-            unsettled -= usize::from(!was && key.settled());
-        }
-        if unsettled == 0 { Flow::Stop } else { Flow::Continue }
-    });
-    let items = match read {
-        Ok(items) => items,
-        Err(e) => return failed(v, &LookupError::Failed(format!("cannot read the Node list: {e}"))),
+    let cannot_read = |e: String| LookupError::Failed(format!("cannot read the Node list: {e}"));
+    let first = match pass(&list, lookups, &mut demand) {
+        Ok(first) => first,
+        Err(e) => return failed(v, &cannot_read(e)),
     };
-    for lookup in lookups {
-        let Some(s) = wanted.slot(lookup.key).map(|slot| &keys[slot]) else { continue };
+    report_keys(lookups, &first, v);
+    let mut findings = first.findings;
+    let extended = extended_resources(&findings);
+    if !extended.is_empty() {
+        let served = cluster.list(&device_class_query()).and_then(|l| {
+            served_by_device_classes(&l)
+                .map_err(|e| LookupError::Failed(format!("cannot read the DeviceClass list: {e}")))
+        });
+        let taken_back: Vec<String> = match served {
+            Ok(served) => extended.into_iter().filter(|r| served.contains(r)).collect(),
+            // No DRA API served: no DeviceClass can serve a resource. `gangwarden check` given
+            // no DeviceClasses reads as a cluster without any (its README says so).
+            Err(LookupError::NotServed { .. } | LookupError::NotGiven { .. }) => Vec::new(),
+            Err(e) => {
+                let what = format!("DeviceClasses, which may serve {} through DRA", extended.join(", "));
+                v.lookup_failed(POD_FITS, at.clone(), &what, &e, settings.fail_on_lookup_error);
+                extended
+            }
+        };
+        if !taken_back.is_empty() {
+            demand.without(&taken_back);
+            findings = match pass(&list, &[], &mut demand) {
+                Ok(again) => again.findings,
+                Err(e) => return failed(v, &cannot_read(e)),
+            };
+        }
+    }
+    capacity::report(settings, findings, v);
+}
+
+/// T-09 and the domain-size warning for each lookup.
+fn report_keys(lookups: &[NodeLookup], pass: &Pass, v: &mut Verdict) {
+    for (lookup, slot) in lookups.iter().zip(&pass.lookup_slots) {
+        let Some(s) = slot.and_then(|slot| pass.keys[slot].as_ref()) else { continue };
         if s.nodes == 0 {
-            let checked = plural(items, "node");
+            let checked = plural(pass.items, "node");
             v.deny(
                 KEY_ON_NODES,
                 FieldError::invalid(
@@ -295,65 +210,6 @@ pub(super) fn check_nodes(settings: &Settings, lookups: &[NodeLookup], cluster: 
 mod tests {
     use super::*;
 
-    /// The values of `keys` on each Node read.
-    type Seen = Vec<Vec<Option<String>>>;
-
-    /// Every Node read, as (the values of `keys`), until `stop_after` Nodes.
-    fn read_all(list: &str, keys: &[&str], stop_after: usize) -> Result<(usize, Seen), String> {
-        let wanted = WantedLabels::new(keys.iter().copied());
-        let mut seen = Vec::new();
-        let read = read_nodes(list, &wanted, |node| {
-            seen.push(
-                keys.iter().map(|k| node.labels[wanted.slot(k).unwrap()].as_deref().map(str::to_string)).collect(),
-            );
-            if seen.len() >= stop_after { Flow::Stop } else { Flow::Continue }
-        })?;
-        Ok((read, seen))
-    }
-
-    #[test]
-    fn the_node_list_is_read_for_the_labels_asked_about() {
-        let list = r#"{"kind": "NodeList", "metadata": {"resourceVersion": "7"}, "items": [
-            {"metadata": {"name": "a", "labels": {"rack": "r1", "zone": "z1", "other": "x"}}},
-            {"metadata": {"labels": {"rack": "r\u0031"}}, "status": {"images": []}},
-            {"metadata": {"labels": {"rack": null}}},
-            {"metadata": {"labels": null}},
-            {"metadata": null},
-            null
-        ]}"#;
-        let s = |v: &str| Some(v.to_string());
-        let (read, seen) = read_all(list, &["zone", "rack"], usize::MAX).unwrap();
-        assert_eq!(read, 6);
-        assert_eq!(
-            seen,
-            [
-                vec![s("z1"), s("r1")],
-                vec![None, s("r1")],
-                vec![None, s("")],
-                vec![None, None],
-                vec![None, None],
-                vec![None, None]
-            ],
-            "an escaped value is the same value; a null label is an empty one; a label of another node never leaks"
-        );
-        assert_eq!(read_all(r#"{"items": null}"#, &["rack"], 1).unwrap().0, 0);
-        assert_eq!(read_all("{}", &["rack"], 1).unwrap().0, 0);
-        for bad in
-            [r#"{"items": {}}"#, r#"{"items": [7]}"#, r#"{"items": [{"metadata": {"labels": {"rack": 1}}}]}"#, "[", ""]
-        {
-            assert!(read_all(bad, &["rack"], usize::MAX).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn reading_stops_when_told() {
-        // The rest of the list is never read, not even to see that it is broken.
-        let list =
-            r#"{"items": [{"metadata": {"labels": {"rack": "r1"}}}, {"metadata": {"labels": {"rack": "r1"}}}, 7"#;
-        assert_eq!(read_all(list, &["rack"], 2).unwrap().0, 2);
-        assert!(read_all(list, &["rack"], 3).is_err(), "reading on reaches the broken part");
-    }
-
     /// Records the lists asked for.
     struct Lists(std::cell::RefCell<Vec<String>>, crate::cluster::MemoryCluster);
     impl Cluster for Lists {
@@ -382,8 +238,12 @@ mod tests {
             NodeLookup { key: "zone", path: at("d"), gang: None },
         ];
         let mut v = Verdict::default();
-        check_nodes(&Settings::default(), &lookups, &cluster, &mut v);
-        assert_eq!(*cluster.0.borrow(), [format!("{:?}", node_query())], "one list, whatever the keys");
+        check_nodes(&Settings::default(), &lookups, Demand::default(), &cluster, &mut v);
+        assert_eq!(
+            *cluster.0.borrow(),
+            [format!("{:?}", node_query(node_field_masks(&Settings::default())))],
+            "one list, whatever the keys"
+        );
         let message = v.message().unwrap();
         assert!(
             message.starts_with(r#"b: Invalid value: "rak": no node carries the label "rak" (checked 2 nodes)"#),
@@ -402,11 +262,11 @@ mod tests {
         );
         // Other keys, the same query.
         let other = [NodeLookup { key: "topology.example.com/made-up", path: at("e"), gang: None }];
-        check_nodes(&Settings::default(), &other, &cluster, &mut Verdict::default());
+        check_nodes(&Settings::default(), &other, Demand::default(), &cluster, &mut Verdict::default());
         let asked = cluster.0.borrow();
         assert_eq!((asked.len(), &asked[0]), (2, &asked[1]));
         // No key, no list.
-        check_nodes(&Settings::default(), &[], &cluster, &mut Verdict::default());
+        check_nodes(&Settings::default(), &[], Demand::default(), &cluster, &mut Verdict::default());
         assert_eq!(cluster.0.borrow().len(), 2);
     }
 
@@ -430,11 +290,11 @@ mod tests {
             NodeLookup { key: "rack", path: at("b"), gang: Some((2, at("b.minCount"))) },
         ];
         let mut v = Verdict::default();
-        check_nodes(&Settings::default(), &answered, &cut, &mut v);
+        check_nodes(&Settings::default(), &answered, Demand::default(), &cut, &mut v);
         assert!(v.accepted() && v.warnings.is_empty(), "{:?} {:?}", v.message(), v.warnings);
         let larger = [NodeLookup { key: "rack", path: at("b"), gang: Some((3, at("b.minCount"))) }];
         let mut v = Verdict::default();
-        check_nodes(&Settings::default(), &larger, &cut, &mut v);
+        check_nodes(&Settings::default(), &larger, Demand::default(), &cut, &mut v);
         let warnings: Vec<String> = v.warnings.iter().map(|w| w.to_string()).collect();
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].starts_with("b: cannot look up Nodes: cannot read the Node list: "), "{warnings:?}");

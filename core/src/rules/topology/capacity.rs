@@ -1,0 +1,313 @@
+//! Capacity: whether the pods a Job, a CronJob, a Kubeflow job or a Trainer v2 TrainJob makes
+//! can ever fit the cluster's Nodes (`crate::capacity`), from the same Node list as T-09.
+//!
+//! Checked where pod requests are known: each pod shape against the Nodes it may use, and
+//! the pods that must run at once (a Job's gang, a Kubeflow job's `minAvailable`, a TrainJob's
+//! nodes on a gang runtime, a Kueue pod set with a required topology) against the cluster, or
+//! one topology domain where they ask for one. Workloads and PodGroups carry no pod requests
+//! and get no capacity claim; a Pod neither (the object that makes the Pods is checked).
+
+use super::*;
+use crate::capacity::fit::{Finding, Gang, Shape};
+use crate::capacity::placement::Placement;
+use crate::capacity::request::{ContainerOverride, is_extended_resource, pod_asks};
+use crate::pod::PodSpec;
+use crate::trainer;
+
+/// Whether capacity findings are reported, and how.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CapacityCheck {
+    Off,
+    /// A warning: a cluster autoscaler may yet add the Nodes.
+    #[default]
+    Warn,
+    /// A rejection: the cluster's Nodes are all it will have.
+    Deny,
+}
+
+/// The names DRA gives the extended resources of DeviceClasses that name none
+/// (`deviceclass.resource.kubernetes.io/<class>`): never on a Node's allocatable.
+const IMPLICIT_DRA_PREFIX: &str = "deviceclass.resource.kubernetes.io/";
+
+/// The pods an object makes, as the capacity rules see them.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct Demand {
+    pub(super) shapes: Vec<Shape>,
+    pub(super) gangs: Vec<Gang>,
+}
+
+impl Demand {
+    pub(super) fn is_empty(&self) -> bool {
+        self.shapes.is_empty()
+    }
+
+    /// Adds the shape of pods with `spec` (at `spec_path`), unless no claim can be made about
+    /// them: a pod pinned to a Node by name, or a placement that cannot be read. A pod that
+    /// asks for nothing and names no Node label is not worth a Node list either: any Node
+    /// with room for one more pod takes it.
+    fn shape(
+        &mut self,
+        settings: &Settings,
+        spec: &PodSpec,
+        spec_path: Path,
+        name: String,
+        over: Option<&ContainerOverride>,
+        anywhere: bool,
+    ) -> Option<usize> {
+        if spec.node_name.as_ref().is_some_and(|n| n.0.get() != "null" && n.0.get() != "\"\"") {
+            return None;
+        }
+        let mut asks = pod_asks(spec, &spec_path, over);
+        asks.retain(|a| !a.resource.starts_with(IMPLICIT_DRA_PREFIX) && !ignored(settings, &a.resource));
+        let extended: Vec<&str> = asks.iter().map(|a| a.resource.as_str()).collect();
+        let placement = if anywhere {
+            Placement::anywhere()
+        } else {
+            Placement::read(spec.node_selector.as_ref(), spec.affinity.as_ref(), spec.tolerations.as_ref(), &extended)?
+        };
+        if asks.is_empty() && placement.is_unconstrained() {
+            return None;
+        }
+        self.shapes.push(Shape { asks, placement, spec_path, name });
+        Some(self.shapes.len() - 1)
+    }
+
+    /// Takes `resources` out of every pod's asks (the Nodes do not show them).
+    pub(super) fn without(&mut self, resources: &[String]) {
+        for shape in &mut self.shapes {
+            shape.asks.retain(|a| !resources.contains(&a.resource));
+        }
+    }
+}
+
+/// Whether the settings say the scheduler ignores `resource` (NodeResourcesFit's
+/// `ignoredResources`, or a `<group>/*` entry for its `ignoredResourceGroups`).
+fn ignored(settings: &Settings, resource: &str) -> bool {
+    settings.capacity_ignored_resources.iter().any(|r| match r.strip_suffix("/*") {
+        Some(group) => resource.split_once('/').is_some_and(|(g, _)| g == group),
+        None => r == resource,
+    })
+}
+
+/// The gang of a Job's `spec.scheduling` (a CronJob's job template's): `minCount` pods, or
+/// `parallelism`, in one domain of its topology key when it names one.
+fn job_demand(settings: &Settings, job: &BatchJob, d: &mut Demand) {
+    let Some(spec) = job.spec.template.spec.as_ref() else { return };
+    let template = job.spec_path().child("template");
+    let Some(shape) = d.shape(settings, spec, template.child("spec"), "pod".into(), None, false) else { return };
+    let parallelism = u64::try_from(job.spec.parallelism()).unwrap_or(0);
+    if let Some(group) = job.group_spec()
+        && let Some((size, at)) = group.gang_min_count_at()
+        && let Ok(size) = u64::try_from(size)
+        && (1..=parallelism).contains(&size)
+    {
+        let domain = group.topology_keys().next().filter(|k| names::is_qualified_name(k).is_empty());
+        d.gangs.push(Gang {
+            members: vec![(shape, parallelism)],
+            size,
+            value: BadValue::from(i64::try_from(size).unwrap_or(i64::MAX)),
+            at,
+            domain: domain.map(str::to_string),
+            what: "the gang",
+        });
+    }
+    kueue_pod_sets(&job_pod_sets(job), &[shape], d);
+}
+
+/// A Kubeflow job: each replica type's pods; a gang of `minAvailable` of them when the run
+/// policy asks for one.
+fn kubeflow_demand(settings: &Settings, job: &KubeflowJob, d: &mut Demand) {
+    let map = Path::new("spec").child(job.kind.replica_specs_field());
+    let mut members = Vec::new();
+    let mut by_type = Vec::new();
+    for (replica_type, spec) in job.replicas() {
+        let Some(pod) = spec.template.spec.as_ref() else { continue };
+        let count = u64::try_from(job.replica_count(replica_type, spec)).unwrap_or(0);
+        let at = map.key(replica_type).child("template").child("spec");
+        if let Some(shape) = d.shape(settings, pod, at, format!("{replica_type} pod"), None, false) {
+            members.push((shape, count));
+            by_type.push((replica_type.as_str(), shape));
+        }
+    }
+    let total: u64 = members.iter().map(|(_, c)| c).sum();
+    let min_available = job.scheduling_policy().and_then(|p| p.min_available).and_then(|n| u64::try_from(n).ok());
+    if let Some(size) = min_available.filter(|n| (1..=total).contains(n))
+        && !members.is_empty()
+    {
+        let at = Path::new("spec").child("runPolicy").child("schedulingPolicy").child("minAvailable");
+        d.gangs.push(Gang {
+            members,
+            size,
+            value: BadValue::from(i64::try_from(size).unwrap_or(i64::MAX)),
+            at,
+            domain: None,
+            what: "the gang",
+        });
+    }
+    let sets = replica_pod_sets(job);
+    let shapes: Vec<usize> =
+        sets.iter().filter_map(|s| by_type.iter().find(|(t, _)| *t == s.key.as_ref()).map(|(_, i)| *i)).collect();
+    if shapes.len() == sets.len() {
+        kueue_pod_sets(&sets, &shapes, d);
+    }
+}
+
+/// Kueue pod sets with a required topology: all their pods in one domain of the level.
+fn kueue_pod_sets(sets: &[kueue::PodSet], shapes: &[usize], d: &mut Demand) {
+    for (set, shape) in sets.iter().zip(shapes) {
+        let Some(level) = set.required_level() else { continue };
+        let Some(count) = set.count.and_then(|c| u64::try_from(c).ok()).filter(|c| *c >= 1) else { continue };
+        if !names::is_qualified_name(level).is_empty() {
+            continue;
+        }
+        d.gangs.push(Gang {
+            members: vec![(*shape, count)],
+            size: count,
+            at: set.path.key(KUEUE_REQUIRED),
+            value: BadValue::from(level),
+            domain: Some(level.to_string()),
+            what: "the pod set",
+        });
+    }
+}
+
+/// A TrainJob: `numNodes` pods of its runtime's node template, with `resourcesPerNode`
+/// merged into the `node` container; a gang of them on a coscheduling or Volcano runtime.
+fn trainjob_demand(settings: &Settings, job: &TrainJob, runtime: &Runtime, d: &mut Demand) {
+    let sets = runtime.pod_sets(job.num_nodes());
+    let Some((set, node_job)) = sets.iter().zip(runtime.jobs()).find(|(_, j)| is_node_job(runtime, j)) else {
+        return;
+    };
+    let Some(spec) = node_job.template.spec.template.spec.as_ref() else { return };
+    let rpn = job.spec.trainer.as_ref().and_then(|t| t.resources_per_node.as_ref());
+    let over = rpn.map(|resources| ContainerOverride {
+        container: trainer::NODE,
+        resources,
+        at: Path::new("spec").child("trainer").child("resourcesPerNode"),
+    });
+    // Runtime patches may set the job's nodeSelector, affinity and tolerations (Kueue's do):
+    // the placement is then not the runtime's, and none is assumed.
+    let patched =
+        job.patches().iter().flat_map(|p| p.patched_jobs()).any(|j| j.name == node_job.name && j.sets_placement);
+    let at = Runtime::job_path(set.index).child("template").child("spec").child("template").child("spec");
+    let Some(shape) = d.shape(settings, spec, at, "node pod".into(), over.as_ref(), patched) else { return };
+    let count = u64::try_from(set.kueue_count).unwrap_or(0);
+    if runtime.has_gang() && count >= 1 {
+        let value = job.num_nodes().map_or_else(BadValue::omitted, BadValue::from);
+        d.gangs.push(Gang {
+            members: vec![(shape, count)],
+            size: count,
+            at: Path::new("spec").child("trainer").child("numNodes"),
+            value,
+            domain: None,
+            what: "the gang",
+        });
+    }
+    let pod_sets = patch_pod_sets(job, Some(runtime)).into_iter().chain(runtime_pod_sets(runtime));
+    let node_sets: Vec<kueue::PodSet> = pod_sets.filter(|s| s.job_name() == node_job.name.as_str()).collect();
+    // The patch's annotations win over the runtime's: the first set that asks is Kueue's.
+    if let Some(first) = node_sets.into_iter().find(|s| s.required_level().is_some()) {
+        let first = kueue::PodSet { count: Some(set.kueue_count), ..first };
+        kueue_pod_sets(&[first], &[shape], d);
+    }
+}
+
+/// The runtime's job that runs the training nodes: the one labelled as the trainer's
+/// ancestor, or MPI's `node`.
+fn is_node_job(runtime: &Runtime, job: &trainer::ReplicatedJob) -> bool {
+    let mpi = runtime.spec.ml_policy.as_ref().is_some_and(|m| m.mpi.is_some());
+    if mpi { job.name == trainer::NODE } else { job.ancestor() == Some(trainer::ANCESTOR_TRAINER) }
+}
+
+/// The demand of the object under review; on UPDATE, `None` when nothing it rests on changed
+/// (checked when written: rechecking against today's Nodes would block unrelated updates).
+pub(super) fn demand(settings: &Settings, review: &Review, runtime: Option<&Runtime>) -> Option<Demand> {
+    if settings.capacity_check == CapacityCheck::Off {
+        return None;
+    }
+    let mut d = Demand::default();
+    match (&review.object, review.old_object.as_ref()) {
+        (Resource::BatchJob(job), old) => {
+            if made_by_a_checked_owner(job) {
+                return None;
+            }
+            job_demand(settings, job, &mut d);
+            if let Some(Resource::BatchJob(old)) = old {
+                let mut before = Demand::default();
+                job_demand(settings, old, &mut before);
+                if before == d {
+                    return None;
+                }
+            }
+        }
+        (Resource::Kubeflow(job), old) => {
+            // The old copy holds no Pod templates; what can change a verdict on update is the
+            // gang's size and the replica counts.
+            if let Some(Resource::Kubeflow(old)) = old {
+                let counts = |j: &KubeflowJob| -> Vec<(String, i32)> {
+                    j.replicas().map(|(t, s)| (t.clone(), j.replica_count(t, s))).collect()
+                };
+                let min_available = |j: &KubeflowJob| j.scheduling_policy().and_then(|p| p.min_available);
+                if counts(old) == counts(job) && min_available(old) == min_available(job) {
+                    return None;
+                }
+            }
+            kubeflow_demand(settings, job, &mut d);
+        }
+        (Resource::TrainJob(job), None) => trainjob_demand(settings, job, runtime?, &mut d),
+        _ => return None,
+    }
+    (!d.is_empty()).then_some(d)
+}
+
+/// A Job a CronJob, a JobSet or a TrainJob made: its owner was checked when it was written.
+fn made_by_a_checked_owner(job: &BatchJob) -> bool {
+    job.workload_parent().is_some()
+        || job.metadata.owner_references.iter().flatten().any(|o| o.group() == "batch" && o.kind == "CronJob")
+}
+
+/// Reports `findings` as the settings say: warnings, or rejections.
+pub(super) fn report(settings: &Settings, findings: Vec<Finding>, v: &mut Verdict) {
+    for f in findings {
+        let rule = if f.gang { GANG_FITS } else { POD_FITS };
+        match settings.capacity_check {
+            CapacityCheck::Off => {}
+            CapacityCheck::Warn => v.warn(rule, f.at, f.message),
+            CapacityCheck::Deny => v.deny(rule, FieldError::invalid(f.at, f.value, f.message)),
+        }
+    }
+}
+
+/// The extended resources `findings` rest on: a DeviceClass may serve them through DRA
+/// (Kubernetes 1.34+, beta in 1.36) on Nodes that do not list them.
+pub(super) fn extended_resources(findings: &[Finding]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    // A pod asks for a few resources: a list is enough to keep each once.
+    for r in findings.iter().flat_map(|f| f.resources.iter()).filter(|r| is_extended_resource(r)) {
+        if !out.contains(r) {
+            out.push(r.clone());
+        }
+    }
+    out
+}
+
+/// The DeviceClass list: every class, only the extended resource it serves.
+pub(super) fn device_class_query() -> Query<'static> {
+    Query {
+        api_version: "resource.k8s.io/v1",
+        kind: "DeviceClass",
+        namespace: None,
+        field_masks: &["spec.extendedResourceName"],
+    }
+}
+
+/// The extended resources the cluster's DeviceClasses serve, read from a list answer.
+pub(super) fn served_by_device_classes(list: &str) -> Result<Vec<String>, String> {
+    let list: serde_json::Value = serde_json::from_str(list).map_err(|e| e.to_string())?;
+    let items = list.get("items").and_then(serde_json::Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    Ok(items
+        .iter()
+        .filter_map(|class| class.get("spec")?.get("extendedResourceName")?.as_str().map(str::to_string))
+        .collect())
+}
