@@ -71,18 +71,21 @@ fn examples_are_reported_at_their_lines() {
     assert_eq!(
         lines,
         vec![
+            "examples/manifests/capacity.yaml:16:9: warning: Job ml/pretrain: spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them [topology.gang-fits]",
+            "examples/manifests/capacity.yaml:41:15: warning: Job ml/one-big-pod: spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: no node can ever run this pod: one pod asks 16 nvidia.com/gpu, and the largest of the 6 eligible nodes has 8 allocatable [topology.pod-fits]",
+            "examples/manifests/capacity.yaml:76:7: warning: PyTorchJob ml/llama-70b: spec.runPolicy.schedulingPolicy.minAvailable: the gang of 8 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them [topology.gang-fits]",
             "examples/manifests/drifted.yaml:13:3: error: PodGroup ml/train-workers-retry: spec.schedulingPolicy: Invalid value: {\"gang\":{\"minCount\":4}}: must equal the schedulingPolicy of Workload \"train\" template \"workers\": {\"gang\":{\"minCount\":2}} [gang.template-consistency]",
-            "examples/manifests/drifted.yaml:18:9: error: PodGroup ml/train-workers-retry: spec.schedulingConstraints.topology[0].key: Invalid value: \"topology.kubernetes.io/zon\": no node carries the label \"topology.kubernetes.io/zon\" (checked 4 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
+            "examples/manifests/drifted.yaml:18:9: error: PodGroup ml/train-workers-retry: spec.schedulingConstraints.topology[0].key: Invalid value: \"topology.kubernetes.io/zon\": no node carries the label \"topology.kubernetes.io/zon\" (checked 6 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
             "examples/manifests/drifted.yaml:28:5: warning: Pod ml/eval-0: spec.schedulingGroup.podGroupName: PodGroup \"eval\" does not exist in namespace \"ml\" yet; the Pod stays Pending until it is created [gang.pod-group-exists]",
             "examples/manifests/drifted.yaml:28:5: warning: Pod ml/eval-0: spec.schedulingGroup.podGroupName: PodGroup \"eval\" does not exist in namespace \"ml\" yet, so this Pod's resourceClaims could not be compared with the group's claims (a Pod shares a group claim only through an identical entry) [claims.pod-claim-match]",
             "examples/manifests/jobs.yaml:15:9: error: Job ml/finetune: spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 8: must be less than or equal to spec.parallelism (4) [gang.job-parallelism]",
-            "examples/manifests/jobs.yaml:35:11: error: Job ml/eval: spec.scheduling.schedulingConstraints.topology[0].key: Invalid value: \"topology.kubernetes.io/zome\": no node carries the label \"topology.kubernetes.io/zome\" (checked 4 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
+            "examples/manifests/jobs.yaml:35:11: error: Job ml/eval: spec.scheduling.schedulingConstraints.topology[0].key: Invalid value: \"topology.kubernetes.io/zome\": no node carries the label \"topology.kubernetes.io/zome\" (checked 6 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
             "examples/manifests/pytorchjob.yaml:12:7: error: PyTorchJob ml/resnet: spec.runPolicy.schedulingPolicy.minAvailable: Invalid value: 8: must be less than or equal to the job's total replicas (Master 1 + Worker 3 = 4) [gang.min-available]",
             "examples/manifests/pytorchjob.yaml:24:7: error: PyTorchJob ml/resnet: spec.pytorchReplicaSpecs[Worker].restartPolicy: Unsupported value: \"OnFaliure\": supported values: \"Always\", \"OnFailure\", \"Never\", \"ExitCode\" [run-policy.restart-policy]",
             "examples/manifests/trainjob.yaml:14:3: error: ClusterTrainingRuntime torch-gang: spec.podGroupPolicy: Invalid value: \"{coscheduling, volcano}\": must specify exactly one of: `coscheduling`, `volcano` (with both, Trainer makes two PodGroups and the job can stay Pending, kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:42:3: error: TrainJob ml/llama-finetune: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-gang\"}: ClusterTrainingRuntime \"torch-gang\" sets both coscheduling and volcano in spec.podGroupPolicy, so Trainer makes two PodGroups for the job and it can stay Pending (kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:54:3: error: TrainJob ml/llama-eval: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-distributed\"}: clustertrainingruntimes.trainer.kubeflow.org \"torch-distributed\" not found: specified clusterTrainingRuntime must be created before the TrainJob is created [run-policy.runtime-exists]",
-            "12 documents checked in 20 files: 5 accepted, 7 rejected, 2 warnings; 18 documents skipped (no rule set guards them)",
+            "16 documents checked in 22 files: 9 accepted, 7 rejected, 5 warnings; 21 documents skipped (no rule set guards them)",
         ]
     );
     assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");
@@ -148,7 +151,7 @@ fn valid_manifests_pass() {
     assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
     assert_eq!(
         stdout(&o),
-        "4 documents checked in 2 files: 4 accepted, 0 rejected, 0 warnings; 4 documents skipped (no rule set guards them)\n"
+        "4 documents checked in 2 files: 4 accepted, 0 rejected, 0 warnings; 6 documents skipped (no rule set guards them)\n"
     );
 }
 
@@ -284,7 +287,7 @@ fn json_output_has_the_report_fields() {
     }
     assert_eq!(
         report["summary"],
-        json!({"documents": 16, "checked": 12, "accepted": 5, "rejected": 7, "warnings": 2, "mutated": 0, "skipped": 4, "unserved": 0})
+        json!({"documents": 22, "checked": 16, "accepted": 9, "rejected": 7, "warnings": 5, "mutated": 0, "skipped": 6, "unserved": 0})
     );
     for doc in report["documents"].as_array().expect("documents") {
         for field in
@@ -308,7 +311,7 @@ fn json_output_has_the_report_fields() {
             }
         }
     }
-    let job = report["documents"].as_array().unwrap().iter().find(|d| d["kind"] == "PyTorchJob").expect("job");
+    let job = report["documents"].as_array().unwrap().iter().find(|d| d["name"] == "resnet").expect("job");
     let run_policy =
         job["results"].as_array().unwrap().iter().find(|r| r["ruleSet"] == "runPolicy").expect("runPolicy");
     assert_eq!(run_policy["violations"][0]["path"], "spec.pytorchReplicaSpecs[Worker].restartPolicy");
@@ -330,7 +333,7 @@ fn sarif_output_meets_the_schema_requirements() {
     let rules = driver["rules"].as_array().expect("rules");
     assert!(rules.iter().all(|r| r["id"].is_string() && r["shortDescription"]["text"].is_string()));
     let results = runs[0]["results"].as_array().expect("results");
-    assert_eq!(results.len(), 11);
+    assert_eq!(results.len(), 14);
     for r in results {
         assert!(r["message"]["text"].is_string(), "{r}");
         let index = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
@@ -343,7 +346,7 @@ fn sarif_output_meets_the_schema_requirements() {
     }
     let restart = results.iter().find(|r| r["ruleId"] == "run-policy.restart-policy").expect("restart policy");
     assert_eq!(restart["locations"][0]["physicalLocation"]["region"], json!({"startLine": 24, "startColumn": 7}));
-    assert_eq!(results.iter().filter(|r| r["level"] == "warning").count(), 2);
+    assert_eq!(results.iter().filter(|r| r["level"] == "warning").count(), 5);
 }
 
 #[test]
@@ -356,13 +359,13 @@ fn junit_output_is_xml_with_a_failure_per_rejection() {
     assert_eq!(root.tag_name().name(), "testsuites");
     let suite = root.children().find(|n| n.has_tag_name("testsuite")).expect("testsuite");
     let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
-    // 12 documents x 4 rule sets, and the 4 Nodes skipped.
-    assert_eq!(cases.len(), 52);
-    assert_eq!(suite.attribute("tests"), Some("52"));
+    // 16 documents x 4 rule sets, and the 6 Nodes skipped.
+    assert_eq!(cases.len(), 70);
+    assert_eq!(suite.attribute("tests"), Some("70"));
     let failures: Vec<_> = cases.iter().filter_map(|c| c.children().find(|n| n.has_tag_name("failure"))).collect();
     assert_eq!(failures.len(), 9);
     assert_eq!(suite.attribute("failures"), Some("9"));
-    assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 4);
+    assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 6);
     let restart = cases
         .iter()
         .find(|c| c.attribute("name") == Some("PyTorchJob ml/resnet [runPolicy]"))
@@ -383,6 +386,45 @@ fn strict_fails_on_warnings() {
     assert_eq!(code(&o), 0);
     assert!(stdout(&o).contains(":5:21: warning: Pod default/p: "), "{}", stdout(&o));
     assert_eq!(code(&gangwarden(&["check", "--strict", &file])), 1);
+}
+
+#[test]
+fn capacity_is_checked_against_the_nodes_given() {
+    let lines = |o: &Output| stdout(o).lines().map(str::to_string).collect::<Vec<_>>();
+    // `kubectl get nodes -o yaml` as --cluster objects: the GPU jobs that never fit warn (exit
+    // 0, a warning), the one that fits does not.
+    let args =
+        ["check", "examples/manifests/capacity.yaml", "--cluster", "examples/manifests/nodes.yaml", "--whole-cluster"];
+    let o = gangwarden(&args);
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        lines(&o),
+        [
+            "examples/manifests/capacity.yaml:16:9: warning: Job ml/pretrain: spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them [topology.gang-fits]",
+            "examples/manifests/capacity.yaml:41:15: warning: Job ml/one-big-pod: spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: no node can ever run this pod: one pod asks 16 nvidia.com/gpu, and the largest of the 6 eligible nodes has 8 allocatable [topology.pod-fits]",
+            "examples/manifests/capacity.yaml:76:7: warning: PyTorchJob ml/llama-70b: spec.runPolicy.schedulingPolicy.minAvailable: the gang of 8 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them [topology.gang-fits]",
+            "4 documents checked in 1 file: 4 accepted, 0 rejected, 3 warnings",
+        ]
+    );
+    // A fixed cluster: capacityCheck deny rejects them.
+    let tmp = temp();
+    let settings = write(tmp.path(), "settings.yaml", "topology:\n  capacityCheck: deny\n");
+    let o = gangwarden(&[&args[..], &["--settings", &settings]].concat());
+    assert_eq!(code(&o), 1);
+    assert_eq!(
+        lines(&o)[0],
+        "examples/manifests/capacity.yaml:16:9: error: Job ml/pretrain: spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 5: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them [topology.gang-fits]"
+    );
+    // Without Nodes there is nothing to check the pods against, and nothing is said of them
+    // (the topology key a Job names is another matter: that lookup was asked for).
+    let o = gangwarden(&["check", "examples/manifests/capacity.yaml"]);
+    assert_eq!(
+        lines(&o),
+        [
+            "examples/manifests/capacity.yaml:58:11: warning: Job ml/tokenize: spec.scheduling.schedulingConstraints.topology[0].key: cannot look up Nodes: no v1 Node objects were given to check against (add them as cluster objects); the check was skipped [topology.key-on-nodes]",
+            "4 documents checked in 1 file: 4 accepted, 0 rejected, 1 warning",
+        ]
+    );
 }
 
 #[test]

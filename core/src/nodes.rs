@@ -178,6 +178,8 @@ pub fn read_nodes<'a>(
         each: &mut each,
         node: Node::new(wants),
         taint: Default::default(),
+        specs: Vec::new(),
+        statuses: Vec::new(),
         read: 0,
         stopped: false,
     };
@@ -200,8 +202,32 @@ struct ListReader<'w, 'k, 'e, 'a> {
     node: Node<'a>,
     /// The taint being read: key, value, effect.
     taint: [Cow<'a, str>; 3],
+    /// The last few distinct `spec` and `status` texts and what was read of them: the Nodes of
+    /// one node pool have the same taints and allocatable resources, so most Nodes are read
+    /// by comparing two texts instead of parsing one.
+    specs: Vec<(&'a str, Vec<Taint<'a>>)>,
+    statuses: Vec<(&'a str, Status)>,
     read: usize,
     stopped: bool,
+}
+
+/// What a Node's `status` says: whether it lists allocatable resources, and each wanted one.
+#[derive(Clone)]
+struct Status {
+    has_allocatable: bool,
+    allocatable: Vec<Option<u64>>,
+    unreadable: Vec<bool>,
+}
+
+/// How many distinct `spec` and `status` texts are remembered.
+const REMEMBERED: usize = 8;
+
+/// Remembers `entry`, replacing the oldest when [`REMEMBERED`] are kept.
+fn remember<T>(cache: &mut Vec<T>, entry: T) {
+    if cache.len() == REMEMBERED {
+        cache.remove(0);
+    }
+    cache.push(entry);
 }
 
 /// A part of the list answer: the list itself (only `items` is read), its items, a Node
@@ -224,6 +250,38 @@ enum NodePart {
     Allocatable,
 }
 
+impl<'a> ListReader<'_, '_, '_, 'a> {
+    /// A Node's `spec` (`spec` true) or `status`: taken from a Node read before with the same
+    /// text, else read from the text.
+    fn read_part(&mut self, text: &'a str, spec: bool) -> Result<(), serde_json::Error> {
+        if spec {
+            if let Some((_, taints)) = self.specs.iter().find(|(t, _)| *t == text) {
+                self.node.taints.extend_from_slice(taints);
+                return Ok(());
+            }
+        } else if let Some((_, status)) = self.statuses.iter().find(|(t, _)| *t == text) {
+            self.node.has_allocatable = status.has_allocatable;
+            self.node.allocatable.clone_from(&status.allocatable);
+            self.node.unreadable.clone_from(&status.unreadable);
+            return Ok(());
+        }
+        let part = if spec { NodePart::Spec } else { NodePart::Status };
+        let mut de = serde_json::Deserializer::from_str(text);
+        Part(&mut *self, part).deserialize(&mut de)?;
+        if spec {
+            remember(&mut self.specs, (text, self.node.taints.clone()));
+        } else {
+            let status = Status {
+                has_allocatable: self.node.has_allocatable,
+                allocatable: self.node.allocatable.clone(),
+                unreadable: self.node.unreadable.clone(),
+            };
+            remember(&mut self.statuses, (text, status));
+        }
+        Ok(())
+    }
+}
+
 impl<'de: 'a, 'a> DeserializeSeed<'de> for Part<'_, '_, '_, '_, 'a> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
@@ -232,34 +290,36 @@ impl<'de: 'a, 'a> DeserializeSeed<'de> for Part<'_, '_, '_, '_, 'a> {
     }
 }
 
-/// An allocatable amount: a string, or a number (int-or-string).
-struct Amount(Option<String>);
+/// An allocatable amount of `0` (a resource name), read in the scheduler's units straight
+/// from the text: a string, or a number (int-or-string); `None` when it is not a quantity.
+struct Amount<'r>(&'r str);
 
-impl<'de> serde::Deserialize<'de> for Amount {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Amount;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a quantity")
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Amount, E> {
-                Ok(Amount(Some(v.to_string())))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Amount, E> {
-                Ok(Amount(Some(v.to_string())))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Amount, E> {
-                Ok(Amount(Some(v.to_string())))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Amount, E> {
-                Ok(Amount(Some(v.to_string())))
-            }
-            fn visit_unit<E>(self) -> Result<Amount, E> {
-                Ok(Amount(None))
-            }
-        }
-        d.deserialize_any(V)
+impl<'de> DeserializeSeed<'de> for Amount<'_> {
+    type Value = Option<u64>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Option<u64>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl Visitor<'_> for Amount<'_> {
+    type Value = Option<u64>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a quantity")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Option<u64>, E> {
+        Ok(scheduler_units(self.0, v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Option<u64>, E> {
+        Ok(scheduler_units(self.0, &v.to_string()))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Option<u64>, E> {
+        Ok(scheduler_units(self.0, &v.to_string()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Option<u64>, E> {
+        Ok(scheduler_units(self.0, &v.to_string()))
+    }
+    fn visit_unit<E>(self) -> Result<Option<u64>, E> {
+        Ok(None)
     }
 }
 
@@ -317,8 +377,11 @@ impl<'de: 'a, 'a> Visitor<'de> for Part<'_, '_, '_, '_, 'a> {
             let inner = match (part, key.as_ref()) {
                 (NodePart::List, "items") => NodePart::Items,
                 (NodePart::Object, "metadata") => NodePart::Metadata,
-                (NodePart::Object, "spec") if capacity => NodePart::Spec,
-                (NodePart::Object, "status") if capacity => NodePart::Status,
+                (NodePart::Object, field @ ("spec" | "status")) if capacity => {
+                    let raw: &'de serde_json::value::RawValue = map.next_value()?;
+                    reader.read_part(raw.get(), field == "spec").map_err(serde::de::Error::custom)?;
+                    continue;
+                }
                 (NodePart::Metadata, "labels") => NodePart::Labels,
                 (NodePart::Spec, "taints") => NodePart::Taints,
                 (NodePart::Status, "allocatable") => {
@@ -352,13 +415,10 @@ impl<'de: 'a, 'a> Visitor<'de> for Part<'_, '_, '_, '_, 'a> {
                 }
                 (NodePart::Allocatable, resource) => {
                     match reader.wants.resources.slot(resource) {
-                        Some(slot) => {
-                            let amount = map.next_value::<Amount>()?.0;
-                            match amount.as_deref().and_then(|a| scheduler_units(resource, a)) {
-                                Some(units) => reader.node.allocatable[slot] = Some(units),
-                                None => reader.node.unreadable[slot] = true,
-                            }
-                        }
+                        Some(slot) => match map.next_value_seed(Amount(resource))? {
+                            Some(units) => reader.node.allocatable[slot] = Some(units),
+                            None => reader.node.unreadable[slot] = true,
+                        },
                         None => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -476,6 +536,26 @@ mod tests {
             "PreferNoSchedule and passing taints are not kept; an unreadable amount is unknown, an unlisted one zero"
         );
         assert_eq!(seen[1], (Some("bare".to_string()), vec![], [None; 6]), "no allocatable: nothing is known");
+        // Nodes with the same spec and status texts are read once; each keeps its own name.
+        let pool = |name: &str, gpus: &str| {
+            format!(
+                r#"{{"metadata": {{"name": "{name}"}}, "spec": {{"taints": [{{"key": "k", "effect": "NoExecute"}}]}}, "status": {{"allocatable": {{"nvidia.com/gpu": "{gpus}", "pods": "110"}}}}}}"#
+            )
+        };
+        let list =
+            format!(r#"{{"items": [{}, {}, {}, {}]}}"#, pool("a", "8"), pool("b", "4"), pool("c", "8"), pool("d", "4"));
+        let mut read = Vec::new();
+        read_nodes(&list, &wants, |node| {
+            read.push((
+                node.name.as_deref().unwrap_or_default().to_string(),
+                node.taints.len(),
+                node.offers(r("nvidia.com/gpu")),
+            ));
+            Flow::Continue
+        })
+        .unwrap();
+        let want = |n: &str, g| (n.to_string(), 1, Some(g));
+        assert_eq!(read, [want("a", 8), want("b", 4), want("c", 8), want("d", 4)]);
         // Without resources wanted, neither spec nor status is read (a broken one goes unnoticed).
         let broken = r#"{"items": [{"metadata": {"name": "n"}, "spec": 7, "status": "x"}]}"#;
         assert_eq!(read_all(broken, &["rack"], usize::MAX).unwrap().0, 1);

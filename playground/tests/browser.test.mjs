@@ -190,6 +190,57 @@ test("editing the manifests changes the verdict", async () => {
   await context.close();
 });
 
+test("pasted `kubectl get nodes -o yaml` output is the cluster a GPU gang is checked against", async () => {
+  const { context, page } = await open("/");
+  await firstVerdict(page);
+  await editorReady(page);
+  const node = (name, rack) => `  - apiVersion: v1
+    kind: Node
+    metadata:
+      name: ${name}
+      labels:
+        topology.example.com/rack: ${rack}
+    spec:
+      taints:
+        - {key: nvidia.com/gpu, value: present, effect: NoSchedule}
+    status:
+      allocatable: {cpu: 95500m, memory: 1011Gi, nvidia.com/gpu: "8", pods: "110"}
+`;
+  const job = (gang) => `apiVersion: batch/v1
+kind: Job
+metadata: {name: pretrain, namespace: ml}
+spec:
+  parallelism: ${gang}
+  completions: ${gang}
+  completionMode: Indexed
+  scheduling:
+    schedulingPolicy: {gang: {minCount: ${gang}}}
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: trainer
+          image: registry.example.com/pretrain:3.1
+          resources:
+            limits: {nvidia.com/gpu: "8"}
+---
+apiVersion: v1
+kind: List
+items:
+${node("gpu-a1", "rack-a")}${node("gpu-a2", "rack-a")}${node("gpu-b1", "rack-b")}${node("gpu-b2", "rack-b")}`;
+  let summary = await pasteManifests(page, job(5), { typed: false });
+  assert.match(summary, /^Every document is accepted\. 1 with warnings\. 1 document checked/, summary);
+  const warning = page.locator("li.warning", { hasText: "topology.gang-fits" });
+  assert.match(
+    await warning.textContent(),
+    /spec\.scheduling\.schedulingPolicy\.gang\.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia\.com\/gpu, and the cluster's 4 nodes hold at most 4 of them/,
+  );
+  // Four fit the four nodes: no warning at all.
+  summary = await pasteManifests(page, job(4), { typed: false });
+  assert.match(summary, /^Every document is accepted\. 1 document checked/, summary);
+  await context.close();
+});
+
 test("a setting is validated as typed and applied to the verdict", async () => {
   const { context, page } = await open("/");
   await firstVerdict(page);

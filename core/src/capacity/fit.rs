@@ -18,6 +18,7 @@
 //! only until every pod and gang has passed.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::placement::{Excluded, Placement};
 use super::quantity::show;
@@ -97,6 +98,27 @@ struct DomainState {
     nodes: usize,
 }
 
+/// FNV-1a: the domains are Node label values, which the cluster writes, not the request, so
+/// the hash needs no defence against flooding; it is hashed once per Node read.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// Topology domains (label values) to what their Nodes hold.
+type Domains = HashMap<String, DomainState, BuildHasherDefault<Fnv>>;
+
 #[derive(Debug, Default)]
 struct GangState {
     /// The resources the gang's pods ask for (union of its shapes'), with their slots.
@@ -106,7 +128,7 @@ struct GangState {
     /// How messages name each member's pods.
     names: Vec<String>,
     domain_slot: Option<usize>,
-    domains: HashMap<String, DomainState>,
+    domains: Domains,
     satisfied: bool,
 }
 
@@ -253,18 +275,17 @@ impl<'s> Analysis<'s> {
                 (Some(_), None) => continue,
             };
             let admitted = gang.members.iter().any(|(s, _)| self.shape_states[*s].admitted_now);
-            if !state.domains.contains_key(domain) {
-                state.domains.insert(
-                    domain.to_string(),
-                    DomainState {
-                        holds: vec![0; gang.members.len()],
-                        offered: vec![0; state.resources.len()],
-                        pods: 0,
-                        nodes: 0,
-                    },
-                );
-            }
-            let Some(d) = state.domains.get_mut(domain) else { continue };
+            let fresh = || DomainState {
+                holds: vec![0; gang.members.len()],
+                offered: vec![0; state.resources.len()],
+                pods: 0,
+                nodes: 0,
+            };
+            // One hash of the domain per Node; a new domain costs a second.
+            let d = match state.domains.get_mut(domain) {
+                Some(d) => d,
+                None => state.domains.entry(domain.to_string()).or_insert_with(fresh),
+            };
             d.nodes += 1;
             for ((s, _), holds) in gang.members.iter().zip(d.holds.iter_mut()) {
                 *holds = saturating_sum(*holds, self.shape_states[*s].on_node);

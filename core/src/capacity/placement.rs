@@ -3,7 +3,7 @@
 //! its `nodeSelector`, its required node affinity, and the `NoSchedule` / `NoExecute` taints
 //! its tolerations let it past.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
@@ -27,8 +27,10 @@ pub enum Excluded {
 }
 
 /// A set of label values (a requirement may list thousands). The map type is the one the
-/// tolerations use: one more type would be one more copy of the hash map's code in each module.
-type Values = HashMap<String, u8>;
+/// tolerations use: one more type would be one more copy of the map's code in each module.
+/// A B-tree looks a value up with a few string comparisons, no hashing, which per Node is
+/// cheaper than a hash map, and no key the request writes can make it slow.
+type Values = BTreeMap<String, u8>;
 
 #[derive(Debug, PartialEq)]
 enum Op {
@@ -85,7 +87,7 @@ struct Tolerations {
     everything: u8,
     /// By key: tolerated whatever the value (`Exists`, or an operator this reading does not
     /// know, which is assumed to tolerate: no claim rests on it), and by value (`Equal`).
-    by_key: HashMap<String, (u8, HashMap<String, u8>)>,
+    by_key: BTreeMap<String, (u8, Values)>,
 }
 
 impl Tolerations {

@@ -3,83 +3,88 @@
 //! (`Quantity.MilliValue()` and `Quantity.Value()` in apimachinery).
 
 /// The suffixes of apimachinery's quantity grammar: `Ki` .. `Ei` (powers of 1024), `n` .. `E`
-/// (powers of 10), and `e<n>` / `E<n>` exponents.
-fn suffix(s: &str) -> Option<(i32, u32)> {
-    // (decimal exponent, binary exponent in units of 1024)
+/// (powers of 10), and `e<n>` / `E<n>` exponents: (decimal exponent, binary exponent in units
+/// of 1024).
+fn suffix(s: &[u8]) -> Option<(i32, u32)> {
     Some(match s {
-        "" => (0, 0),
-        "n" => (-9, 0),
-        "u" => (-6, 0),
-        "m" => (-3, 0),
-        "k" => (3, 0),
-        "M" => (6, 0),
-        "G" => (9, 0),
-        "T" => (12, 0),
-        "P" => (15, 0),
-        "E" => (18, 0),
-        "Ki" => (0, 1),
-        "Mi" => (0, 2),
-        "Gi" => (0, 3),
-        "Ti" => (0, 4),
-        "Pi" => (0, 5),
-        "Ei" => (0, 6),
-        exponent => {
-            let digits = exponent.strip_prefix(['e', 'E'])?;
-            let (negative, digits) = match digits.as_bytes().first()? {
-                b'-' => (true, &digits[1..]),
-                b'+' => (false, &digits[1..]),
-                _ => (false, digits),
+        b"" => (0, 0),
+        [b'K', b'i'] => (0, 1),
+        [b'M', b'i'] => (0, 2),
+        [b'G', b'i'] => (0, 3),
+        [b'T', b'i'] => (0, 4),
+        [b'P', b'i'] => (0, 5),
+        [b'E', b'i'] => (0, 6),
+        [b'n'] => (-9, 0),
+        [b'u'] => (-6, 0),
+        [b'm'] => (-3, 0),
+        [b'k'] => (3, 0),
+        [b'M'] => (6, 0),
+        [b'G'] => (9, 0),
+        [b'T'] => (12, 0),
+        [b'P'] => (15, 0),
+        [b'E'] => (18, 0),
+        [b'e' | b'E', rest @ ..] => {
+            let (negative, digits) = match rest {
+                [b'-', digits @ ..] => (true, digits),
+                [b'+', digits @ ..] => (false, digits),
+                digits => (false, digits),
             };
-            if digits.is_empty() || digits.len() > 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            if digits.is_empty() || digits.len() > 4 || !digits.iter().all(u8::is_ascii_digit) {
                 return None;
             }
-            let n: i32 = digits.parse().ok()?;
+            let n = digits.iter().fold(0i32, |n, d| n * 10 + i32::from(d - b'0'));
             (if negative { -n } else { n }, 0)
         }
+        _ => return None,
     })
 }
 
 /// `text` as an amount `scale` times finer than its unit (`scale_exponent` 3: millis),
 /// rounded up; `None` when it is not a quantity, is negative, or does not fit in a `u64`
-/// (no node has that much of anything, and no claim is made on what cannot be read).
+/// (no node has that much of anything, and no claim is made on what cannot be read). Read in
+/// one pass over the bytes: this runs for every resource of every Node listed.
 fn scaled(text: &str, scale_exponent: i32) -> Option<u64> {
-    let text = text.trim();
-    let text = text.strip_prefix('+').unwrap_or(text);
-    if let Some(rest) = text.strip_prefix('-') {
+    let mut bytes = text.trim_ascii().as_bytes();
+    match bytes.first() {
+        Some(b'+') => bytes = &bytes[1..],
         // `-0` is zero; any other negative amount is no request a node can meet.
-        return scaled(rest, scale_exponent).filter(|v| *v == 0);
+        Some(b'-') => return scaled(&text.trim_ascii()[1..], scale_exponent).filter(|v| *v == 0),
+        _ => {}
     }
-    let number_end = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
-    let (number, rest) = text.split_at(number_end);
-    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-    if whole.is_empty() && fraction.is_empty() || fraction.contains('.') {
+    // The significant digits as one integer, in 64-bit arithmetic: an amount past
+    // 18 446 744 073 709 551 615 units is no node's.
+    let (mut mantissa, mut digits, mut fraction_digits, mut point) = (0u64, 0usize, 0i32, false);
+    let mut at = 0;
+    while let Some(&b) = bytes.get(at) {
+        match b {
+            b'0'..=b'9' => {
+                mantissa = mantissa.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+                digits += 1;
+                fraction_digits += i32::from(point);
+            }
+            b'.' if !point => point = true,
+            _ => break,
+        }
+        at += 1;
+    }
+    if digits == 0 {
         return None;
     }
-    let (decimal, binary) = suffix(rest)?;
-    // The significant digits as one integer, leading zeros dropped; more digits than an
-    // u128 holds are no real amount.
-    let digits = format!("{whole}{fraction}");
-    let digits = digits.trim_start_matches('0');
-    if digits.len() > 36 {
-        return None;
-    }
-    let mantissa: u128 = if digits.is_empty() { 0 } else { digits.parse().ok()? };
+    let (decimal, binary) = suffix(&bytes[at..])?;
     if mantissa == 0 {
         return Some(0);
     }
-    let exponent = decimal + scale_exponent - i32::try_from(fraction.len()).ok()?;
-    let mut value = mantissa.checked_mul(1024u128.checked_pow(binary)?)?;
+    let exponent = decimal + scale_exponent - fraction_digits;
+    let value = mantissa.checked_mul(1024u64.checked_pow(binary)?)?;
     if exponent >= 0 {
-        value = value.checked_mul(10u128.checked_pow(u32::try_from(exponent).ok()?)?)?;
+        value.checked_mul(10u64.checked_pow(exponent.unsigned_abs())?)
     } else {
-        let divisor = 10u128.checked_pow(u32::try_from(-exponent).ok()?);
-        value = match divisor {
-            Some(d) => value.div_ceil(d),
+        match 10u64.checked_pow(exponent.unsigned_abs()) {
+            Some(d) => Some(value.div_ceil(d)),
             // Smaller than any unit: a non-zero amount rounds up to one.
-            None => 1,
-        };
+            None => Some(1),
+        }
     }
-    u64::try_from(value).ok()
 }
 
 /// How the scheduler counts `amount` of `resource`: CPU in millicores, the rest in units.

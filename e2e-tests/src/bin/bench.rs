@@ -26,6 +26,7 @@ const END: &str = "<!-- bench:end -->";
 /// Targets from issue 11 (the Node lookup's from issue 25: up to 5,000 Nodes, and 15,000), and
 /// the looser bars CI holds every run to.
 struct Bars {
+    capacity_ratio: (f64, f64),
     single_ratio: (f64, f64),
     bundle_ratio: (f64, f64),
     large_ms: (f64, f64),
@@ -36,6 +37,7 @@ struct Bars {
 }
 
 const BARS: Bars = Bars {
+    capacity_ratio: (payloads::CAPACITY_RATIO, 2.0),
     single_ratio: (1.2, 1.5),
     bundle_ratio: (1.5, 2.0),
     large_ms: (50.0, 200.0),
@@ -275,9 +277,12 @@ fn run() -> Result<bool, String> {
         "\nThe topology Node lookup (median of {large_runs}), answered as policy-server 1.35 answers it: every \
          Node (one list whatever the request asks, no selector), each Node's body pruned to the field masks and its \
          `metadata` whole, managedFields emptied. As above, the time is the policy's: the host building the \
-         answer is left out (policy-server's own work on the call is measured in its table below).\n\n| request | \
-         median ms | host answer bytes | target |\n|---|---|---|---|\n"
+         answer is left out (policy-server's own work on the call is measured in its table below). A row with \
+         a ratio is held to {}× of the row above it: the same whole Node list read without the capacity rules.\n\n\
+         | request | median ms | host answer bytes | ratio | target |\n|---|---|---|---|---|\n",
+        payloads::CAPACITY_RATIO
     ));
+    let mut medians: Vec<f64> = Vec::new();
     for row in payloads::node_scenarios() {
         let s = &row.scenario;
         let policy = &find(s.policy)?.policy;
@@ -294,13 +299,21 @@ fn run() -> Result<bool, String> {
                 .sum::<usize>();
         }
         let p = stats(p);
+        medians.push(ms(p.median));
         let bars = if row.nodes <= payloads::NODES_AT_FIRST_TARGET { BARS.nodes_ms } else { BARS.many_nodes_ms };
-        let verdict = if row.judged {
+        let mut verdict = if row.judged {
             verdicts.judge(&s.name, ms(p.median), bars, " ms")
         } else {
             "(for comparison)".to_string()
         };
-        out.push_str(&format!("| {} | {:.1} | {answer_bytes} | {verdict} |\n", s.name, ms(p.median)));
+        let mut ratio = "–".to_string();
+        if let Some(of) = row.compared_to.and_then(|i| medians.get(i)).filter(|m| **m > 0.0) {
+            let r = ms(p.median) / of;
+            ratio = format!("{r:.2}×");
+            let judged = verdicts.judge(&format!("{} vs without capacity", s.name), r, BARS.capacity_ratio, "×");
+            verdict = if row.judged { format!("{verdict}; {judged}") } else { judged };
+        }
+        out.push_str(&format!("| {} | {:.1} | {answer_bytes} | {ratio} | {verdict} |\n", s.name, ms(p.median)));
     }
 
     out.push_str(

@@ -371,9 +371,11 @@ fn serve(
 
 /// The Nodes of the floor measurement.
 const FLOOR_NODES: usize = 5_000;
-/// The topology policy on the everyday PodGroup against 5,000 realistic Nodes, next to what
-/// policy-server's own work on the same list call costs: the baseline policy making the call
-/// and dropping the answer unread (`listNodes`), and the PodGroup with the lookup off.
+/// The topology policy on the everyday PodGroup and on Jobs the capacity rules check (a gang
+/// of 4 pods of 8 GPUs that fits a rack, one of 64 that no rack holds: every Node is read)
+/// against 5,000 realistic Nodes, next to what policy-server's own work on the same list call
+/// costs: the baseline policy making the call and dropping the answer unread (`listNodes`),
+/// and the PodGroup with the lookup off.
 fn node_floor(
     args: &Args,
     modules: &BTreeMap<String, PathBuf>,
@@ -417,6 +419,8 @@ fn node_floor(
         Ok(serde_json::from_slice::<Value>(p).map_err(|e| e.to_string())?["request"].clone())
     };
     let no_lookup = payload(json!({"checkNodeLabels": false}));
+    let job = |pods: usize| payloads::validate_payload("CREATE", &payloads::capacity_job(pods), None, &json!({}));
+    let (fits, never) = (job(4), job(64));
     let specs = vec![
         spec(
             &format!("baseline, listing the {FLOOR_NODES} Nodes as topology does, answer unread"),
@@ -434,7 +438,21 @@ fn node_floor(
             &format!("topology, PodGroup, {FLOOR_NODES} Nodes"),
             &manifests[2],
             &request(&with_lookup)?,
-            host_allowed(topology_host, &with_lookup, cluster, "topology")?,
+            host_allowed(topology_host, &with_lookup, cluster.clone(), "topology")?,
+        )?,
+        spec(
+            &format!("topology, Job gang of 4 pods of 8 GPUs (capacity: fits a rack), {FLOOR_NODES} Nodes"),
+            &manifests[2],
+            &request(&fits)?,
+            host_allowed(topology_host, &fits, cluster.clone(), "topology, a gang that fits")?,
+        )?,
+        spec(
+            &format!(
+                "topology, Job gang of 64 pods of 8 GPUs (capacity: every Node read, warned), {FLOOR_NODES} Nodes"
+            ),
+            &manifests[2],
+            &request(&never)?,
+            host_allowed(topology_host, &never, cluster, "topology, a gang that never fits")?,
         )?,
     ];
     serve(args, &manifests, modules, nodes, &specs)

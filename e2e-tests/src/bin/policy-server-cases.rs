@@ -61,6 +61,12 @@ const CASES: &[&str] = &[
     "topology/job-gang-larger-than-every-domain-warns", // warning from the Nodes' domains
     "topology/podgroup-topology-key-required", // PodGroup rejected, nothing looked up
     "topology/trainjob-patch-kueue-slice-larger-than-nodes", // Trainer v2: the runtime, then the Nodes
+    "topology/job-capacity-gang-larger-than-cluster-warns", // capacity: Nodes, then DeviceClasses
+    "topology/job-capacity-gang-larger-than-cluster-denied", // the same with capacityCheck deny
+    "topology/job-capacity-gpu-gang-fits-a-rack-accepted", // a gang that fits: no word
+    "topology/job-capacity-pod-larger-than-every-node-warns", // one pod larger than every node
+    "topology/pytorchjob-capacity-min-available-warns", // Kubeflow minAvailable
+    "topology/trainjob-capacity-num-nodes-warns", // Trainer v2 numNodes: the runtime, Nodes, DeviceClasses
     // claims
     "claims/podgroup-direct-claim-accepted", // the ResourceClaim exists
     "claims/job-claims-accepted",            // 1.37 Job, its claim template exists
@@ -87,6 +93,7 @@ const CASES: &[&str] = &[
     "bundle/v1beta1-podgroup-violations-from-every-set", // rejected by every rule set
     "bundle/run-policy-defaults-mutate",                 // mutated: an extra entry with runPolicy defaults
     "bundle/runtime-violations-from-every-set",          // a Trainer runtime rejected by three rule sets
+    "bundle/capacity-gang-larger-than-cluster-warns",    // capacity with the bundle's defaults
     // the gang-topology policy group
     "gang-topology-group/gang/podgroup-basic-accepted", // both members accept
     "gang-topology-group/gang/podgroup-min-count-zero", // gang rejects: topology is never called

@@ -93,10 +93,10 @@ fn pass<'a>(list: &'a str, lookups: &[NodeLookup], demand: &mut Demand) -> Resul
     let mut unsettled = keys.iter().flatten().count();
     let items = read_nodes(list, &wants, |node| {
         for (slot, value) in node.carried() {
-            if let Some(key) = keys[slot].as_mut() {
-                let was = key.settled();
+            // A settled key's figures are in no message: it is counted no further.
+            if let Some(key) = keys[slot].as_mut().filter(|k| !k.settled()) {
                 key.count(value);
-                unsettled -= usize::from(!was && key.settled());
+                unsettled -= usize::from(key.settled());
             }
         }
         if let Some(a) = analysis.as_mut() {
