@@ -1,4 +1,6 @@
-//! Typed `kubeflow.org/v1` training jobs (training-operator release-1.9 API).
+//! Typed `kubeflow.org/v1` training jobs (training-operator release-1.9 API), and the MPI
+//! operator's `kubeflow.org/v2beta1` MPIJob (v0.8), one more version of the MPIJob kind: the
+//! same replica specs and run policy, plus its own fields.
 //!
 //! Every field of the v1 API is here; unknown fields are ignored (the apiserver prunes them
 //! from custom resources before any webhook sees the object). Pod templates are the core's
@@ -103,6 +105,26 @@ impl JobKind {
             JobKind::JAXJob => Some("jaxjob-port"),
             JobKind::PaddleJob => Some("master"),
             JobKind::XGBoostJob => Some("xgboostjob-port"),
+        }
+    }
+}
+
+/// The API version a job arrived in: the training operator's `v1` (all six kinds), or the
+/// MPI operator's `v2beta1` (MPIJob only). The two operators serve the same CRD name, so a
+/// cluster runs one or the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KubeflowVersion {
+    V1,
+    V2beta1,
+}
+
+impl KubeflowVersion {
+    /// The version `version` of `kind`, when one of the operators serves it.
+    pub fn of(version: &str, kind: JobKind) -> Option<KubeflowVersion> {
+        match (version, kind) {
+            ("v1", _) => Some(KubeflowVersion::V1),
+            ("v2beta1", JobKind::MPIJob) => Some(KubeflowVersion::V2beta1),
+            _ => None,
         }
     }
 }
@@ -391,20 +413,50 @@ pub struct PyTorchJobSpec {
     pub nproc_per_node: Option<String>,
 }
 
+/// An MPIJob's spec, in either version: `v1` has `cleanPodPolicy` (deprecated) and
+/// `mainContainer`, `v2beta1` the four fields after them (the apiserver prunes each version's
+/// unknown fields, so a job carries only its own).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MPIJobSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slots_per_worker: Option<i32>,
-    /// Deprecated in favour of `runPolicy.cleanPodPolicy`.
+    /// Deprecated in favour of `runPolicy.cleanPodPolicy` (v1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clean_pod_policy: Option<String>,
+    /// v1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub main_container: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_policy: Option<RunPolicy>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mpi_replica_specs: Option<ReplicaSpecs>,
+    /// v2beta1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_launcher_as_worker: Option<bool>,
+    /// v2beta1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ssh_auth_mount_path: Option<String>,
+    /// v2beta1: `AtStartup` or `WaitForWorkersReady`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launcher_creation_policy: Option<String>,
+    /// v2beta1: `OpenMPI`, `Intel` or `MPICH`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mpi_implementation: Option<String>,
+}
+
+impl MPIJobSpec {
+    /// Keeps only `version`'s fields, as the apiserver's pruning does.
+    fn pruned(mut self, version: KubeflowVersion) -> MPIJobSpec {
+        match version {
+            KubeflowVersion::V1 => {
+                (self.run_launcher_as_worker, self.ssh_auth_mount_path) = (None, None);
+                (self.launcher_creation_policy, self.mpi_implementation) = (None, None);
+            }
+            KubeflowVersion::V2beta1 => (self.clean_pod_policy, self.main_container) = (None, None),
+        }
+        self
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
@@ -458,6 +510,7 @@ pub struct ElasticBounds {
 #[derive(Clone, Debug, PartialEq)]
 pub struct KubeflowJob {
     pub kind: JobKind,
+    pub version: KubeflowVersion,
     pub metadata: ObjectMeta,
     pub spec: JobSpec,
 }
@@ -476,8 +529,8 @@ fn decode_as<S: serde::de::DeserializeOwned + Default>(text: &str) -> Result<(Ob
 }
 
 impl KubeflowJob {
-    /// Decodes a job of `kind` from its JSON text.
-    pub fn decode(kind: JobKind, text: &str) -> Result<KubeflowJob, String> {
+    /// Decodes a job of `kind` in `version` from its JSON text.
+    pub fn decode(kind: JobKind, version: KubeflowVersion, text: &str) -> Result<KubeflowJob, String> {
         macro_rules! decode {
             ($variant:ident) => {{
                 let (metadata, spec) = decode_as(text)?;
@@ -487,19 +540,22 @@ impl KubeflowJob {
         let (metadata, spec) = match kind {
             JobKind::TFJob => decode!(TF),
             JobKind::PyTorchJob => decode!(PyTorch),
-            JobKind::MPIJob => decode!(MPI),
+            JobKind::MPIJob => {
+                let (metadata, spec) = decode_as::<MPIJobSpec>(text)?;
+                (metadata, JobSpec::MPI(spec.pruned(version)))
+            }
             JobKind::JAXJob => decode!(JAX),
             JobKind::PaddleJob => decode!(Paddle),
             JobKind::XGBoostJob => decode!(XGBoost),
         };
-        Ok(KubeflowJob { kind, metadata, spec })
+        Ok(KubeflowJob { kind, version, metadata, spec })
     }
 
     /// Decodes the job an UPDATE replaces for the update rules, which compare `spec.runPolicy`
     /// and the replica templates' annotations: each template's Pod spec is skipped unread, so
     /// the old copy of a large job costs little more than a scan. The apiserver sends the
     /// object as it stored it, having checked it then.
-    pub fn decode_old(kind: JobKind, text: &str) -> Result<KubeflowJob, String> {
+    pub fn decode_old(kind: JobKind, version: KubeflowVersion, text: &str) -> Result<KubeflowJob, String> {
         // One type for the six kinds keeps the policy modules small; the apiserver prunes
         // another kind's map from a stored job, so only the kind's own is ever there.
         #[derive(Default, Deserialize)]
@@ -543,7 +599,12 @@ impl KubeflowJob {
                 JobSpec::XGBoost(XGBoostJobSpec { run_policy, xgb_replica_specs: own(old.xgb_replica_specs) })
             }
         };
-        Ok(KubeflowJob { kind, metadata, spec })
+        Ok(KubeflowJob { kind, version, metadata, spec })
+    }
+
+    /// Whether the job is the MPI operator's (`kubeflow.org/v2beta1` MPIJob).
+    pub fn is_mpi_operator(&self) -> bool {
+        self.version == KubeflowVersion::V2beta1
     }
 
     pub fn run_policy(&self) -> Option<&RunPolicy> {
@@ -631,7 +692,7 @@ mod tests {
     use serde_json::{Value, json};
 
     fn decode(kind: JobKind, job: Value) -> Result<KubeflowJob, String> {
-        KubeflowJob::decode(kind, &job.to_string())
+        KubeflowJob::decode(kind, KubeflowVersion::V1, &job.to_string())
     }
 
     #[test]
@@ -671,7 +732,7 @@ mod tests {
                 "Master": null}
         }})
         .to_string();
-        let old = KubeflowJob::decode_old(JobKind::PyTorchJob, &text).unwrap();
+        let old = KubeflowJob::decode_old(JobKind::PyTorchJob, KubeflowVersion::V1, &text).unwrap();
         assert_eq!(old.metadata.name.as_deref(), Some("p"));
         assert_eq!(old.scheduling_policy().unwrap().queue.as_deref(), Some("q"));
         assert_eq!(old.run_policy().unwrap().managed_by.as_deref(), Some("kubeflow.org/training-operator"));
@@ -685,18 +746,40 @@ mod tests {
         let annotations = worker.template.metadata.as_ref().unwrap().annotations.as_ref().unwrap();
         assert_eq!(annotations["kueue.x-k8s.io/podset-required-topology"], "rack");
         // The full decode reads the same text's Pod spec, and the misplaced name fails it.
-        assert!(KubeflowJob::decode(JobKind::PyTorchJob, &text).is_err());
-        let err =
-            KubeflowJob::decode_old(JobKind::PyTorchJob, &json!({"spec": {"runPolicy": {"managedBy": 1}}}).to_string())
-                .unwrap_err();
+        assert!(KubeflowJob::decode(JobKind::PyTorchJob, KubeflowVersion::V1, &text).is_err());
+        let err = KubeflowJob::decode_old(
+            JobKind::PyTorchJob,
+            KubeflowVersion::V1,
+            &json!({"spec": {"runPolicy": {"managedBy": 1}}}).to_string(),
+        )
+        .unwrap_err();
         assert!(err.starts_with("spec.runPolicy.managedBy: invalid type: integer `1`"), "{err}");
+    }
+
+    #[test]
+    fn each_mpijob_version_reads_only_its_own_fields() {
+        assert_eq!(KubeflowVersion::of("v2beta1", JobKind::MPIJob), Some(KubeflowVersion::V2beta1));
+        assert_eq!(KubeflowVersion::of("v2beta1", JobKind::TFJob), None);
+        assert_eq!(KubeflowVersion::of("v1", JobKind::TFJob), Some(KubeflowVersion::V1));
+        let text = json!({"spec": {"slotsPerWorker": 2, "mainContainer": "m", "cleanPodPolicy": "All",
+            "mpiImplementation": "Intel", "launcherCreationPolicy": "AtStartup", "sshAuthMountPath": "/s",
+            "runLauncherAsWorker": true}})
+        .to_string();
+        let fields = |version| {
+            let job = KubeflowJob::decode(JobKind::MPIJob, version, &text).unwrap();
+            assert_eq!(job.is_mpi_operator(), version == KubeflowVersion::V2beta1);
+            let m = job.as_mpi().unwrap().clone();
+            (m.slots_per_worker, m.main_container, m.clean_pod_policy, m.mpi_implementation, m.run_launcher_as_worker)
+        };
+        assert_eq!(fields(KubeflowVersion::V1), (Some(2), Some("m".into()), Some("All".into()), None, None));
+        assert_eq!(fields(KubeflowVersion::V2beta1), (Some(2), None, None, Some("Intel".into()), Some(true)));
     }
 
     #[test]
     fn replica_specs_are_sorted_by_type_and_a_repeated_type_keeps_its_last_spec() {
         let text = r#"{"spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1}, "PS": null, "Chief": {"replicas": 2},
             "Worker": {"replicas": 3}, "Evaluator": {}, "Worker": {"replicas": 4}}}}"#;
-        let job = KubeflowJob::decode(JobKind::TFJob, text).unwrap();
+        let job = KubeflowJob::decode(JobKind::TFJob, KubeflowVersion::V1, text).unwrap();
         let specs = job.replica_specs().unwrap();
         assert_eq!(specs.keys().map(String::as_str).collect::<Vec<_>>(), ["Chief", "Evaluator", "PS", "Worker"]);
         assert_eq!(specs.get("Worker").unwrap().as_ref().unwrap().replicas, Some(4));
@@ -707,11 +790,12 @@ mod tests {
         );
         assert_eq!(job.total_replicas(), 2 + 1 + 4);
         // The old copy reads the map the same way.
-        let old = KubeflowJob::decode_old(JobKind::TFJob, text).unwrap();
+        let old = KubeflowJob::decode_old(JobKind::TFJob, KubeflowVersion::V1, text).unwrap();
         let old_specs = old.replica_specs().unwrap();
         assert_eq!(old_specs.keys().collect::<Vec<_>>(), specs.keys().collect::<Vec<_>>());
         assert_eq!(old_specs.get("Worker").unwrap().as_ref().unwrap().replicas, Some(4));
-        let err = KubeflowJob::decode(JobKind::TFJob, r#"{"spec": {"tfReplicaSpecs": [1]}}"#).unwrap_err();
+        let err = KubeflowJob::decode(JobKind::TFJob, KubeflowVersion::V1, r#"{"spec": {"tfReplicaSpecs": [1]}}"#)
+            .unwrap_err();
         assert_eq!(err, "spec.tfReplicaSpecs: invalid type: sequence, expected a map");
     }
 
@@ -727,9 +811,10 @@ mod tests {
         specs.insert("Launcher".into(), json!(null));
         let job = json!({"spec": {"pytorchReplicaSpecs": specs}});
         let text = job.to_string();
-        for job in
-            [decode(JobKind::PyTorchJob, job).unwrap(), KubeflowJob::decode_old(JobKind::PyTorchJob, &text).unwrap()]
-        {
+        for job in [
+            decode(JobKind::PyTorchJob, job).unwrap(),
+            KubeflowJob::decode_old(JobKind::PyTorchJob, KubeflowVersion::V1, &text).unwrap(),
+        ] {
             let map = job.replica_specs().unwrap();
             assert_eq!(map.keys().map(String::as_str).collect::<Vec<_>>(), ["Chief", "Launcher", "Worker"]);
             assert_eq!((map.len(), map.len_in_object(), map.is_over_maximum()), (3, 23, true));
@@ -748,14 +833,17 @@ mod tests {
         );
         // Repeated keys count as the entries they are.
         let text = format!(r#"{{"spec": {{"jaxReplicaSpecs": {{{}}}}}}}"#, vec![r#""Worker": {}"#; 17].join(", "));
-        let map = KubeflowJob::decode(JobKind::JAXJob, &text).unwrap().replica_specs().unwrap().clone();
+        let map =
+            KubeflowJob::decode(JobKind::JAXJob, KubeflowVersion::V1, &text).unwrap().replica_specs().unwrap().clone();
         assert_eq!((map.len(), map.len_in_object(), map.is_over_maximum()), (1, 17, true));
         // Skipped entries are still JSON: a syntax error in one is reported.
         let text = format!(
             r#"{{"spec": {{"jaxReplicaSpecs": {{{}, "W99": {{"a": tru}}}}}}}}"#,
             (0..17).map(|i| format!(r#""W{i}": {{}}"#)).collect::<Vec<_>>().join(", ")
         );
-        assert!(KubeflowJob::decode(JobKind::JAXJob, &text).unwrap_err().contains("expected ident"));
+        assert!(
+            KubeflowJob::decode(JobKind::JAXJob, KubeflowVersion::V1, &text).unwrap_err().contains("expected ident")
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::decode::{ObjectOnly, json_type};
 
 use crate::batch::{self, BatchJob, BatchKind};
 use crate::decode::null_as_default;
-use crate::kubeflow::{JobKind, KubeflowJob};
+use crate::kubeflow::{JobKind, KubeflowJob, KubeflowVersion};
 use crate::meta::Metadata;
 use crate::pod::Pod;
 use crate::scheduling::{self, CompositePodGroup, PodGroup, Version, Workload};
@@ -18,7 +18,6 @@ use crate::trainer::{self, Runtime, TrainJob, TrainerKind};
 
 pub const SCHEDULING_GROUP: &str = scheduling::GROUP;
 pub const KUBEFLOW_GROUP: &str = "kubeflow.org";
-pub const KUBEFLOW_VERSION: &str = "v1";
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
@@ -169,7 +168,7 @@ pub enum Resource {
     /// `scheduling.k8s.io/v1alpha3` only.
     CompositePodGroup(Box<CompositePodGroup>),
     Pod(Box<Pod>),
-    /// A Kubeflow `kubeflow.org/v1` job.
+    /// A Kubeflow `kubeflow.org/v1` job, or the MPI operator's `v2beta1` MPIJob.
     Kubeflow(Box<KubeflowJob>),
     /// A `batch/v1` Job or CronJob.
     BatchJob(Box<BatchJob>),
@@ -231,7 +230,7 @@ pub mod kinds {
     /// `scheduling.k8s.io` Workloads, PodGroups and CompositePodGroups.
     pub const SCHEDULING: u32 = 1;
     pub const POD: u32 = 1 << 1;
-    /// `kubeflow.org/v1` jobs.
+    /// `kubeflow.org/v1` jobs and `v2beta1` MPIJobs.
     pub const KUBEFLOW: u32 = 1 << 2;
     /// `batch/v1` Jobs and CronJobs.
     pub const BATCH: u32 = 1 << 3;
@@ -267,7 +266,7 @@ impl Reads for AllKinds {
 pub struct BadRequest(pub String);
 
 /// The kinds this project guards, for messages.
-pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup, v1 Pod, batch/v1 Job and CronJob, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob, trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime and ClusterTrainingRuntime";
+pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup, v1 Pod, batch/v1 Job and CronJob, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob, kubeflow.org/v2beta1 MPIJob, trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime and ClusterTrainingRuntime";
 
 /// Whether this kind is one the rule sets know how to read: `Ok(false)` for kinds outside
 /// the project's API groups (accepted untouched), an error for unknown kinds inside them.
@@ -278,7 +277,7 @@ fn is_guarded(gvk: &GroupVersionKind) -> Result<bool, BadRequest> {
         "" => return Ok(gvk.version == "v1" && gvk.kind == "Pod"),
         SCHEDULING_GROUP if !scheduling::KINDS.contains(&gvk.kind.as_str()) => return Ok(false),
         SCHEDULING_GROUP => Version::parse(&gvk.version).is_some_and(|v| v.serves(&gvk.kind)),
-        KUBEFLOW_GROUP => gvk.version == KUBEFLOW_VERSION && JobKind::from_kind(&gvk.kind).is_some(),
+        KUBEFLOW_GROUP => JobKind::from_kind(&gvk.kind).is_some_and(|k| KubeflowVersion::of(&gvk.version, k).is_some()),
         trainer::GROUP => gvk.version == trainer::VERSION && TrainerKind::from_kind(&gvk.kind).is_some(),
         // Other batch kinds and versions are not the project's.
         batch::GROUP => return Ok(gvk.version == batch::VERSION && BatchKind::from_kind(&gvk.kind).is_some()),
@@ -339,8 +338,10 @@ impl Resource {
             }
             kind if gvk.group == KUBEFLOW_GROUP && reads(kinds::KUBEFLOW) => {
                 let job_kind = JobKind::from_kind(kind).ok_or_else(|| format!("unsupported kind {kind}"))?;
+                let version = KubeflowVersion::of(&gvk.version, job_kind)
+                    .ok_or_else(|| format!("unsupported version {}", gvk.api_version()))?;
                 let decode = if old { KubeflowJob::decode_old } else { KubeflowJob::decode };
-                Resource::Kubeflow(Box::new(decode(job_kind, text)?))
+                Resource::Kubeflow(Box::new(decode(job_kind, version, text)?))
             }
             kind => return Err(format!("unsupported kind {kind}")),
         })

@@ -23,6 +23,7 @@ const KINDS: &[(&str, &str)] = &[
     ("kubeflow.org/v1", "JAXJob"),
     ("kubeflow.org/v1", "PaddleJob"),
     ("kubeflow.org/v1", "XGBoostJob"),
+    ("kubeflow.org/v2beta1", "MPIJob"),
 ];
 
 /// Field names of the guarded kinds (and a few values the rules compare against).
@@ -92,6 +93,10 @@ const WORDS: &[&str] = &[
     "restartPolicy",
     "template",
     "slotsPerWorker",
+    "mpiImplementation",
+    "launcherCreationPolicy",
+    "runLauncherAsWorker",
+    "sshAuthMountPath",
     "mpiImplementation",
     "Pod",
     "OnFailure",

@@ -617,6 +617,18 @@ pub const DOCS: &[RuleDoc] = &[
         upstream: None,
     },
     RuleDoc {
+        id: "run-policy.mpi-implementation",
+        kinds: &["MPIJob"],
+        example: "spec.mpiImplementation: Unsupported value: \"MVAPICH\": supported values: \"OpenMPI\", \"Intel\", \"MPICH\" [run-policy.mpi-implementation]",
+        upstream: Some(ErrorType::NotSupported),
+    },
+    RuleDoc {
+        id: "run-policy.launcher-creation-policy",
+        kinds: &["MPIJob"],
+        example: "spec.launcherCreationPolicy: Unsupported value: \"WaitForWorkers\": supported values: \"AtStartup\", \"WaitForWorkersReady\" [run-policy.launcher-creation-policy]",
+        upstream: None,
+    },
+    RuleDoc {
         id: "run-policy.main-container",
         kinds: &["MPIJob"],
         example: "spec.mainContainer: Invalid value: \"trainer\": must name a container of spec.mpiReplicaSpecs[Worker] (\"mpi\", \"sidecar\"): the launcher runs the MPI processes in it [run-policy.main-container]",
@@ -662,6 +674,12 @@ pub const DOCS: &[RuleDoc] = &[
         id: "run-policy.trainjob-immutable",
         kinds: &["TrainJob"],
         example: "spec.trainer: Invalid value: \"object\": field is immutable [run-policy.trainjob-immutable]",
+        upstream: Some(ErrorType::Invalid),
+    },
+    RuleDoc {
+        id: "run-policy.num-nodes",
+        kinds: &["TrainJob"],
+        example: "spec.trainer.numNodes: Invalid value: -2: spec.trainer.numNodes in body should be greater than or equal to 0 [run-policy.num-nodes]",
         upstream: Some(ErrorType::Invalid),
     },
     RuleDoc {

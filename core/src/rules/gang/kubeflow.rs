@@ -1,4 +1,5 @@
-//! The gang settings of Kubeflow `kubeflow.org/v1` jobs (`spec.runPolicy.schedulingPolicy`).
+//! The gang settings of Kubeflow `kubeflow.org/v1` jobs and the MPI operator's `v2beta1` MPIJob
+//! (`spec.runPolicy.schedulingPolicy`).
 
 use super::*;
 
@@ -84,11 +85,18 @@ pub(super) fn check_job(settings: &Settings, job: &KubeflowJob, v: &mut Verdict)
         else {
             continue;
         };
-        v.warn(
-            SCHEDULER_NAME,
-            map.key(replica_type).child("template").child("spec").child("schedulerName"),
-            format!("{name:?} is kept instead of the gang scheduler, so these pods are not gang-scheduled unless {name:?} is that scheduler"),
-        );
+        // The training operator keeps a template's scheduler; the MPI operator, run with gang
+        // scheduling, overwrites it (and says so only in its log).
+        let detail = if job.is_mpi_operator() {
+            format!(
+                "{name:?} is overwritten with the gang scheduler when the MPI operator runs with --gang-scheduling, and without it these pods are not gang-scheduled"
+            )
+        } else {
+            format!(
+                "{name:?} is kept instead of the gang scheduler, so these pods are not gang-scheduled unless {name:?} is that scheduler"
+            )
+        };
+        v.warn(SCHEDULER_NAME, map.key(replica_type).child("template").child("spec").child("schedulerName"), detail);
     }
 }
 

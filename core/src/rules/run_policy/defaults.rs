@@ -17,7 +17,9 @@ pub(super) fn apply_defaults(settings: &Settings, job: &KubeflowJob, raw: &str) 
     {
         defaults.push((vec!["spec", "runPolicy"], "cleanPodPolicy", Value::from(p.as_str())));
     }
-    if let Some(r) = &settings.default_restart_policy {
+    // The MPI operator gives its Launcher and Workers their own restart policies (`OnFailure`,
+    // `Never`) and allows no others, so the setting is the training operator's jobs' alone.
+    if let Some(r) = settings.default_restart_policy.as_ref().filter(|_| !job.is_mpi_operator()) {
         let field = job.kind.replica_specs_field();
         for (replica_type, spec) in job.replicas() {
             if spec.restart_policy.as_deref().is_none_or(str::is_empty) {

@@ -1,5 +1,5 @@
 //! The Kubeflow `kubeflow.org/v1` jobs' replica specs, run policy, elastic policy and the
-//! fields of each kind.
+//! fields of each kind; the run policy of the MPI operator's `v2beta1` MPIJob too.
 
 use super::*;
 
@@ -244,18 +244,25 @@ pub(super) fn check_run_policy(settings: &Settings, job: &KubeflowJob, v: &mut V
         None => {}
     }
 
+    // The training operator wants a deadline of at least a second, the MPI operator one that
+    // is not negative.
     if let Some(d) = rp.active_deadline_seconds {
-        check_active_deadline(settings, rp_path.child("activeDeadlineSeconds"), d, v);
+        let min = if job.is_mpi_operator() { 0 } else { 1 };
+        check_active_deadline(settings, rp_path.child("activeDeadlineSeconds"), d, min, v);
     }
     if let Some(b) = rp.backoff_limit {
         check_backoff_limit(settings, rp_path.child("backoffLimit"), b, v);
     }
 
-    if let Some(m) = rp.managed_by.as_deref().filter(|m| !settings.allowed_managed_by.iter().any(|a| a == m)) {
-        v.deny(
-            MANAGED_BY,
-            FieldError::not_supported(rp_path.child("managedBy"), m, settings.allowed_managed_by.as_slice()),
-        );
+    // The MPI operator's jobs are held to its own controllers; allowedManagedBy is about the
+    // training operator's (its default lists them).
+    let allowed: Vec<&str> = if job.is_mpi_operator() {
+        super::mpi_operator::MANAGED_BY.to_vec()
+    } else {
+        settings.allowed_managed_by.iter().map(String::as_str).collect()
+    };
+    if let Some(m) = rp.managed_by.as_deref().filter(|m| !allowed.contains(m)) {
+        v.deny(MANAGED_BY, FieldError::not_supported(rp_path.child("managedBy"), m, &allowed));
     }
 }
 

@@ -23,6 +23,7 @@ use crate::verdict::Verdict;
 
 mod defaults;
 mod kubeflow;
+mod mpi_operator;
 mod trainer;
 
 use defaults::apply_defaults;
@@ -67,6 +68,9 @@ pub const ELASTIC_REPLICAS: &str = "run-policy.elastic-replicas";
 pub const ELASTIC_POLICY: &str = "run-policy.elastic-policy";
 pub const SLOTS_PER_WORKER: &str = "run-policy.slots-per-worker";
 pub const MAIN_CONTAINER: &str = "run-policy.main-container";
+pub const MPI_IMPLEMENTATION: &str = "run-policy.mpi-implementation";
+pub const LAUNCHER_CREATION_POLICY: &str = "run-policy.launcher-creation-policy";
+pub const NUM_NODES: &str = "run-policy.num-nodes";
 pub const DEFAULT_PORT: &str = "run-policy.default-port";
 pub const PORTS: &str = "run-policy.ports";
 pub const TRAINJOB_NAME: &str = "run-policy.trainjob-name";
@@ -160,8 +164,22 @@ pub const RULES: &[RuleInfo] = &[
         catalogue: "R-44, R-45",
         summary: "rdzvBackend, rdzvPort, rdzvConf keys and maxRestarts are usable",
     },
-    RuleInfo { id: SLOTS_PER_WORKER, catalogue: "R-50", summary: "MPIJob slotsPerWorker is at least 1" },
+    RuleInfo {
+        id: SLOTS_PER_WORKER,
+        catalogue: "R-50",
+        summary: "MPIJob slotsPerWorker is at least 1 (v2beta1: at least 0)",
+    },
     RuleInfo { id: MAIN_CONTAINER, catalogue: "R-51", summary: "MPIJob mainContainer names a Worker container" },
+    RuleInfo {
+        id: MPI_IMPLEMENTATION,
+        catalogue: "MPI operator v2beta1",
+        summary: "v2beta1 MPIJob: mpiImplementation is OpenMPI, Intel or MPICH",
+    },
+    RuleInfo {
+        id: LAUNCHER_CREATION_POLICY,
+        catalogue: "MPI operator v2beta1",
+        summary: "v2beta1 MPIJob: launcherCreationPolicy is AtStartup or WaitForWorkersReady (stricter than upstream)",
+    },
     RuleInfo {
         id: DEFAULT_PORT,
         catalogue: "R-60",
@@ -196,6 +214,11 @@ pub const RULES: &[RuleInfo] = &[
         id: TRAINJOB_IMMUTABLE,
         catalogue: "V2-05",
         summary: "TrainJob: trainer, initializer and activeDeadlineSeconds never change once set",
+    },
+    RuleInfo {
+        id: NUM_NODES,
+        catalogue: "V2 numNodes",
+        summary: "TrainJob: spec.trainer.numNodes is not negative (stricter than v2.3.0, as Trainer's main CRD)",
     },
     RuleInfo {
         id: INITIALIZERS,
@@ -304,9 +327,9 @@ impl Settings {
 
 /// R-31's bounds on a run's deadline: a v1 job's `runPolicy.activeDeadlineSeconds`, a
 /// TrainJob's `spec.activeDeadlineSeconds`.
-fn check_active_deadline(settings: &Settings, path: Path, d: i64, v: &mut Verdict) {
-    if d < 1 {
-        v.deny(ACTIVE_DEADLINE, FieldError::invalid(path, d, "must be greater than or equal to 1"));
+fn check_active_deadline(settings: &Settings, path: Path, d: i64, min: i64, v: &mut Verdict) {
+    if d < min {
+        v.deny(ACTIVE_DEADLINE, FieldError::invalid(path, d, format!("must be greater than or equal to {min}")));
     } else if let Some(max) = settings.max_active_deadline_seconds.filter(|max| d > *max) {
         let detail = format!("must be less than or equal to {max} (settings.maxActiveDeadlineSeconds)");
         v.deny(ACTIVE_DEADLINE, FieldError::invalid(path, d, detail));
@@ -398,11 +421,18 @@ impl RuleSet for RunPolicyRules {
             _ => {}
         }
         let Resource::Kubeflow(job) = &review.object else { return v };
-        check_name(job, &mut v);
-        check_replica_specs(settings, job, &mut v);
-        check_run_policy(settings, job, &mut v);
-        check_elastic_policy(job, &mut v);
-        check_kind_fields(job, &mut v);
+        if job.is_mpi_operator() {
+            mpi_operator::check_name(job, &mut v);
+            mpi_operator::check_replica_specs(job, &mut v);
+            check_run_policy(settings, job, &mut v);
+            mpi_operator::check_kind_fields(job, &mut v);
+        } else {
+            check_name(job, &mut v);
+            check_replica_specs(settings, job, &mut v);
+            check_run_policy(settings, job, &mut v);
+            check_elastic_policy(job, &mut v);
+            check_kind_fields(job, &mut v);
+        }
         if let Some(Resource::Kubeflow(old)) = &review.old_object {
             check_update(job, old, &mut v);
         }

@@ -159,7 +159,14 @@ fn check_train_job_fields(settings: &Settings, job: &TrainJob, v: &mut Verdict) 
         );
     }
     if let Some(d) = job.spec.active_deadline_seconds {
-        check_active_deadline(settings, spec().child("activeDeadlineSeconds"), d, v);
+        check_active_deadline(settings, spec().child("activeDeadlineSeconds"), d, 1, v);
+    }
+    // v2.3.0's CRD has no bound, and a negative count builds Jobs that cannot run and a wrong
+    // gang size; Trainer's main branch gives the CRD `Minimum=0`: its wording.
+    if let Some(n) = job.num_nodes().filter(|n| *n < 0) {
+        let path = spec().child("trainer").child("numNodes");
+        let detail = format!("{path} in body should be greater than or equal to 0");
+        v.deny(NUM_NODES, FieldError::invalid(path, n, detail));
     }
     let initializer = job.spec.initializer.as_ref().map(RawJson::value);
     for source in ["dataset", "model"] {

@@ -261,10 +261,16 @@ pub(super) fn demand(settings: &Settings, review: &Review, runtime: Option<&Runt
     (!d.is_empty()).then_some(d)
 }
 
-/// A Job a CronJob, a JobSet or a TrainJob made: its owner was checked when it was written.
+/// A Job a CronJob, a JobSet, a TrainJob or the MPI operator (its launcher) made: its owner was
+/// checked, as one gang, when it was written.
 fn made_by_a_checked_owner(job: &BatchJob) -> bool {
     job.workload_parent().is_some()
-        || job.metadata.owner_references.iter().flatten().any(|o| o.group() == "batch" && o.kind == "CronJob")
+        || job
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| matches!((o.group(), o.kind.as_str()), ("batch", "CronJob") | ("kubeflow.org", "MPIJob")))
 }
 
 /// Reports `findings` as the settings say: warnings, or rejections.
