@@ -100,10 +100,11 @@ e2e-kwctl-if-found:
 e2e-policy-server: policies
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin policy-server-cases -- run
 
-# Refresh the vendored corpus from the project's shared folder. kubernetes-1.37/ and
-# controller-made/ are kept here (they are not in the shared folder), like expectations.yaml.
+# Refresh the vendored corpus from the project's shared folder. kubernetes-1.37/, controller-made/,
+# mpi-operator/ and Kueue's v2beta1 MPIJob are kept here (they are not in the shared folder),
+# like expectations.yaml.
 sync-corpus:
-	rsync -a --delete --exclude expectations.yaml --exclude /kubernetes-1.37/ --exclude /controller-made/ ../shared/corpus/ e2e-tests/corpus/
+	rsync -a --delete --exclude expectations.yaml --exclude /kubernetes-1.37/ --exclude /controller-made/ --exclude /mpi-operator/ --exclude /kubeflow-kueue/sample-mpijob.yaml ../shared/corpus/ e2e-tests/corpus/
 
 clean:
 	$(CARGO) clean
