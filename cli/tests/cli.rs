@@ -80,12 +80,13 @@ fn examples_are_reported_at_their_lines() {
             "examples/manifests/drifted.yaml:28:5: warning: Pod ml/eval-0: spec.schedulingGroup.podGroupName: PodGroup \"eval\" does not exist in namespace \"ml\" yet, so this Pod's resourceClaims could not be compared with the group's claims (a Pod shares a group claim only through an identical entry) [claims.pod-claim-match]",
             "examples/manifests/jobs.yaml:15:9: error: Job ml/finetune: spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 8: must be less than or equal to spec.parallelism (4) [gang.job-parallelism]",
             "examples/manifests/jobs.yaml:35:11: error: Job ml/eval: spec.scheduling.schedulingConstraints.topology[0].key: Invalid value: \"topology.kubernetes.io/zome\": no node carries the label \"topology.kubernetes.io/zome\" (checked 6 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
+            "examples/manifests/mpijob.yaml:21:5: error: MPIJob ml/horovod-mnist: spec.mpiReplicaSpecs[Worker].replicas: Invalid value: 0: must be greater than or equal to 1 [run-policy.replicas]",
             "examples/manifests/pytorchjob.yaml:12:7: error: PyTorchJob ml/resnet: spec.runPolicy.schedulingPolicy.minAvailable: Invalid value: 8: must be less than or equal to the job's total replicas (Master 1 + Worker 3 = 4) [gang.min-available]",
             "examples/manifests/pytorchjob.yaml:24:7: error: PyTorchJob ml/resnet: spec.pytorchReplicaSpecs[Worker].restartPolicy: Unsupported value: \"OnFaliure\": supported values: \"Always\", \"OnFailure\", \"Never\", \"ExitCode\" [run-policy.restart-policy]",
             "examples/manifests/trainjob.yaml:14:3: error: ClusterTrainingRuntime torch-gang: spec.podGroupPolicy: Invalid value: \"{coscheduling, volcano}\": must specify exactly one of: `coscheduling`, `volcano` (with both, Trainer makes two PodGroups and the job can stay Pending, kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:42:3: error: TrainJob ml/llama-finetune: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-gang\"}: ClusterTrainingRuntime \"torch-gang\" sets both coscheduling and volcano in spec.podGroupPolicy, so Trainer makes two PodGroups for the job and it can stay Pending (kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:54:3: error: TrainJob ml/llama-eval: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-distributed\"}: clustertrainingruntimes.trainer.kubeflow.org \"torch-distributed\" not found: specified clusterTrainingRuntime must be created before the TrainJob is created [run-policy.runtime-exists]",
-            "16 documents checked in 22 files: 9 accepted, 7 rejected, 5 warnings; 21 documents skipped (no rule set guards them)",
+            "18 documents checked in 24 files: 10 accepted, 8 rejected, 5 warnings; 22 documents skipped (no rule set guards them)",
         ]
     );
     assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");
@@ -287,7 +288,7 @@ fn json_output_has_the_report_fields() {
     }
     assert_eq!(
         report["summary"],
-        json!({"documents": 22, "checked": 16, "accepted": 9, "rejected": 7, "warnings": 5, "mutated": 0, "skipped": 6, "unserved": 0})
+        json!({"documents": 24, "checked": 18, "accepted": 10, "rejected": 8, "warnings": 5, "mutated": 0, "skipped": 6, "unserved": 0})
     );
     for doc in report["documents"].as_array().expect("documents") {
         for field in
@@ -333,7 +334,7 @@ fn sarif_output_meets_the_schema_requirements() {
     let rules = driver["rules"].as_array().expect("rules");
     assert!(rules.iter().all(|r| r["id"].is_string() && r["shortDescription"]["text"].is_string()));
     let results = runs[0]["results"].as_array().expect("results");
-    assert_eq!(results.len(), 14);
+    assert_eq!(results.len(), 15);
     for r in results {
         assert!(r["message"]["text"].is_string(), "{r}");
         let index = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
@@ -359,12 +360,12 @@ fn junit_output_is_xml_with_a_failure_per_rejection() {
     assert_eq!(root.tag_name().name(), "testsuites");
     let suite = root.children().find(|n| n.has_tag_name("testsuite")).expect("testsuite");
     let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
-    // 16 documents x 4 rule sets, and the 6 Nodes skipped.
-    assert_eq!(cases.len(), 70);
-    assert_eq!(suite.attribute("tests"), Some("70"));
+    // 18 documents x 4 rule sets, and the 6 Nodes skipped.
+    assert_eq!(cases.len(), 78);
+    assert_eq!(suite.attribute("tests"), Some("78"));
     let failures: Vec<_> = cases.iter().filter_map(|c| c.children().find(|n| n.has_tag_name("failure"))).collect();
-    assert_eq!(failures.len(), 9);
-    assert_eq!(suite.attribute("failures"), Some("9"));
+    assert_eq!(failures.len(), 10);
+    assert_eq!(suite.attribute("failures"), Some("10"));
     assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 6);
     let restart = cases
         .iter()

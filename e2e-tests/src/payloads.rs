@@ -133,6 +133,22 @@ pub fn everyday_pytorch_job() -> Value {
     pytorch_job(json!({"Master": replica(1), "Worker": replica(2)}))
 }
 
+/// The MPI operator's `kubeflow.org/v2beta1` MPIJob: a Launcher and 2 Workers, a gang of all
+/// three (the operator's own minMember), and the fields the version adds.
+pub fn everyday_mpijob() -> Value {
+    let launcher = json!({"name": "launcher", "image": "mpioperator/mpi-pi:openmpi", "command": ["mpirun"],
+                          "args": ["-n", "2", "/home/mpiuser/pi"]});
+    json!({"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+           "metadata": {"name": "train", "namespace": "ml", "labels": labels()},
+           "spec": {"slotsPerWorker": 1, "sshAuthMountPath": "/home/mpiuser/.ssh", "mpiImplementation": "OpenMPI",
+                    "launcherCreationPolicy": "WaitForWorkersReady",
+                    "runPolicy": {"cleanPodPolicy": "Running", "ttlSecondsAfterFinished": 60,
+                                  "schedulingPolicy": {"minAvailable": 3}},
+                    "mpiReplicaSpecs": {
+                        "Launcher": {"replicas": 1, "template": {"spec": {"containers": [launcher]}}},
+                        "Worker": {"replicas": 2, "template": {"spec": {"containers": [container("worker")]}}}}}})
+}
+
 /// A handful of Nodes carrying the rack label.
 pub fn everyday_nodes() -> Vec<Value> {
     (0..8).map(node).collect()
@@ -153,11 +169,12 @@ pub fn cluster_nodes(n: usize) -> Vec<Value> {
 }
 
 /// The everyday requests, about 1 KB each: each single policy on the kind it guards, and the
-/// bundle on a PodGroup and a PyTorchJob.
+/// bundle on a PodGroup, the Kubeflow jobs and a Job.
 pub fn request_scenarios() -> Vec<Scenario> {
     let pg = everyday_pod_group();
     let job = everyday_pytorch_job();
     let gang_job = everyday_gang_job();
+    let mpijob = everyday_mpijob();
     let nodes = MemoryCluster::new(everyday_nodes());
     let scenario = |name: &str, policy: &'static str, object: &Value| Scenario {
         name: name.to_string(),
@@ -179,6 +196,10 @@ pub fn request_scenarios() -> Vec<Scenario> {
         scenario("gang, PyTorchJob", "gang", &job),
         scenario("bundle, PodGroup", "bundle", &pg),
         scenario("bundle, PyTorchJob", "bundle", &job),
+        scenario("run-policy, MPIJob v2beta1 (Launcher + 2 Workers)", "run-policy", &mpijob),
+        scenario("gang, MPIJob v2beta1", "gang", &mpijob),
+        scenario("topology, MPIJob v2beta1 (gang of 3: Node list of 8)", "topology", &mpijob),
+        scenario("bundle, MPIJob v2beta1", "bundle", &mpijob),
         scenario("gang, Job (gang of 4)", "gang", &gang_job),
         scenario("claims, Job (gang of 4)", "claims", &gang_job),
         scenario("bundle, Job (gang of 4)", "bundle", &gang_job),

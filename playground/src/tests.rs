@@ -88,6 +88,46 @@ fn the_default_example_is_rejected_by_gang_with_located_violations() {
 }
 
 #[test]
+fn a_v2beta1_mpijob_is_checked_by_each_rule_set_at_its_lines() {
+    let mpijob = "\
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: pi, namespace: ml}
+spec:
+  launcherCreationPolicy: WaitForWorkers
+  runPolicy:
+    schedulingPolicy: {minAvailable: 4}
+  mpiReplicaSpecs:
+    Launcher:
+      template: {spec: {containers: [{name: launcher, image: 'mpioperator/mpi-pi:openmpi'}]}}
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: worker, image: 'mpioperator/mpi-pi:openmpi'}]}}
+";
+    let report = run(&input(mpijob, Value::Null, &[]));
+    let doc = &report["documents"][0];
+    let located = |rule_set: &str| -> Vec<(String, u64)> {
+        result(doc, rule_set)["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| (v["message"].as_str().unwrap().to_string(), v["line"].as_u64().unwrap()))
+            .collect()
+    };
+    assert_eq!(
+        located("gang"),
+        [("spec.runPolicy.schedulingPolicy.minAvailable: Invalid value: 4: must be less than or equal to the job's total replicas (Launcher 1 + Worker 2 = 3) [gang.min-available]".to_string(), 7)]
+    );
+    assert_eq!(
+        located("runPolicy"),
+        [("spec.launcherCreationPolicy: Unsupported value: \"WaitForWorkers\": supported values: \"AtStartup\", \"WaitForWorkersReady\" [run-policy.launcher-creation-policy]".to_string(), 5)]
+    );
+    for accepted in ["topology", "claims"] {
+        assert_eq!(result(doc, accepted)["accepted"], true, "{accepted}");
+    }
+}
+
+#[test]
 fn a_clock_times_each_rule_set() {
     let mut now = 0.0;
     let mut clock = || {

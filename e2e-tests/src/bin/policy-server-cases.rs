@@ -53,6 +53,7 @@ const CASES: &[&str] = &[
     "gang/job-min-count-above-parallelism",         // 1.37 Job rejected
     "gang/job-owned-by-jobset-warns",               // 1.37 Job with a warning
     "gang/runtime-volcano-queue-missing-warns",     // Trainer v2: the Volcano Queue lookup is a 404
+    "gang/mpijob-v2beta1-custom-scheduler-warns",   // the MPI operator's MPIJob, in its words
     // topology
     "topology/cronjob-key-on-nodes-accepted", // accepted after the Node list
     "topology/job-kueue-level-accepted",      // a Kueue level the Nodes carry
@@ -67,6 +68,8 @@ const CASES: &[&str] = &[
     "topology/job-capacity-pod-larger-than-every-node-warns", // one pod larger than every node
     "topology/pytorchjob-capacity-min-available-warns", // Kubeflow minAvailable
     "topology/trainjob-capacity-num-nodes-warns", // Trainer v2 numNodes: the runtime, Nodes, DeviceClasses
+    "topology/mpijob-v2beta1-capacity-gang-larger-than-cluster-warns", // v2beta1 MPIJob minAvailable
+    "topology/mpijob-v2beta1-kueue-level-on-no-node", // v2beta1 MPIJob, a Kueue level on no Node
     // claims
     "claims/podgroup-direct-claim-accepted", // the ResourceClaim exists
     "claims/job-claims-accepted",            // 1.37 Job, its claim template exists
@@ -81,11 +84,15 @@ const CASES: &[&str] = &[
     "run-policy/trainjob-volcano-priority-class-missing", // rejected: the PriorityClass lookup is a 404
     "run-policy/pytorchjob-minimal-accepted",
     "run-policy/tfjob-minimal-accepted",
-    "run-policy/pytorchjob-restart-policy-unknown", // rejected
-    "run-policy/mpijob-launcher-missing",           // rejected
-    "run-policy/pytorchjob-without-master-warns",   // warning
-    "run-policy/mutate-clean-pod-policy-filled-in", // mutated: an extra entry with defaultCleanPodPolicy
-    "run-policy/mutate-defaulted-exit-code-warns",  // mutated with warnings: defaultRestartPolicy
+    "run-policy/pytorchjob-restart-policy-unknown",   // rejected
+    "run-policy/mpijob-launcher-missing",             // rejected
+    "run-policy/pytorchjob-without-master-warns",     // warning
+    "run-policy/mutate-clean-pod-policy-filled-in",   // mutated: an extra entry with defaultCleanPodPolicy
+    "run-policy/mutate-defaulted-exit-code-warns",    // mutated with warnings: defaultRestartPolicy
+    "run-policy/mpijob-v2beta1-every-field-accepted", // the MPI operator's MPIJob
+    "run-policy/mpijob-v2beta1-launcher-creation-policy-unsupported", // rejected
+    "run-policy/mutate-mpijob-v2beta1-no-restart-policy", // mutated: TTL and clean-pod defaults only
+    "run-policy/trainjob-num-nodes-negative",         // Trainer v2 numNodes below 0, rejected
     // the bundle
     "bundle/run-policy-warning-in-bundle",               // accepted with a warning
     "bundle/claims-missing-podgroup-warns-per-set",      // accepted, two rule sets warn on one 404
@@ -94,6 +101,7 @@ const CASES: &[&str] = &[
     "bundle/run-policy-defaults-mutate",                 // mutated: an extra entry with runPolicy defaults
     "bundle/runtime-violations-from-every-set",          // a Trainer runtime rejected by three rule sets
     "bundle/capacity-gang-larger-than-cluster-warns",    // capacity with the bundle's defaults
+    "bundle/mpijob-v2beta1-violations-from-every-set",   // a v2beta1 MPIJob rejected by three rule sets
     // the gang-topology policy group
     "gang-topology-group/gang/podgroup-basic-accepted", // both members accept
     "gang-topology-group/gang/podgroup-min-count-zero", // gang rejects: topology is never called
