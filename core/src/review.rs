@@ -13,7 +13,7 @@ use crate::decode::null_as_default;
 use crate::kubeflow::{JobKind, KubeflowJob, KubeflowVersion};
 use crate::meta::Metadata;
 use crate::pod::Pod;
-use crate::scheduling::{self, CompositePodGroup, PodGroup, Version, Workload};
+use crate::scheduling::{self, CompositePodGroup, GroupSpec, PodGroup, Version, Workload};
 use crate::trainer::{self, Runtime, TrainJob, TrainerKind};
 
 pub const SCHEDULING_GROUP: &str = scheduling::GROUP;
@@ -302,6 +302,18 @@ pub fn guards(gvk: &GroupVersionKind) -> bool {
 }
 
 impl Resource {
+    /// Every group spec in a Workload, PodGroup, CompositePodGroup, or a Job's or CronJob's
+    /// `spec.scheduling` (none for other kinds).
+    pub fn group_specs(&self) -> Vec<GroupSpec<'_>> {
+        match self {
+            Resource::PodGroup(pg) => vec![pg.group_spec()],
+            Resource::CompositePodGroup(cpg) => vec![cpg.group_spec()],
+            Resource::Workload(w) => w.group_specs(),
+            Resource::BatchJob(job) => job.group_spec().into_iter().collect(),
+            Resource::Pod(_) | Resource::Kubeflow(_) | Resource::TrainJob(_) | Resource::Runtime(_) => Vec::new(),
+        }
+    }
+
     /// Decodes the JSON `text` as the kind `gvk` names, one of `K`'s families. The caller has
     /// checked the kind is guarded.
     fn decode<K: Reads>(gvk: &GroupVersionKind, text: &str) -> Result<Resource, String> {

@@ -20,7 +20,7 @@ use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
 use crate::scheduling::{
     self, COMPOSITE_VERSION, CompositePodGroup, Disruption, GroupOrigin, GroupSpec, PodGroup, TemplateRef, Version,
-    Workload, Workload136, Workload137, group_specs,
+    Workload, Workload136, Workload137,
 };
 use crate::verdict::Verdict;
 
@@ -291,7 +291,7 @@ impl RuleSet for Gang {
 
     fn check(settings: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
         let mut v = Verdict::default();
-        let groups = group_specs(&review.object);
+        let groups = review.object.group_specs();
         for group in &groups {
             check_group_spec(settings, group, &mut v);
         }

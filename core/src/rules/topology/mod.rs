@@ -18,7 +18,7 @@ use crate::names::{self, check};
 use crate::review::kinds;
 use crate::review::{Resource, Review};
 use crate::rules::RuleInfo;
-use crate::scheduling::{Disruption, GroupOrigin, GroupSpec, group_specs};
+use crate::scheduling::{Disruption, GroupOrigin, GroupSpec};
 use crate::trainer::{Runtime, TrainJob};
 use crate::verdict::Verdict;
 
@@ -191,11 +191,11 @@ impl RuleSet for Topology {
         let mut v = Verdict::default();
         let mut lookups = Vec::new();
         let mut trainjob_runtime = None;
-        let old_groups = review.old_object.as_ref().map(group_specs).unwrap_or_default();
+        let old_groups = review.old_object.as_ref().map(Resource::group_specs).unwrap_or_default();
         // Groups are matched across an update by what identifies them (a template's names
         // from the top; an object's own spec), never by position.
         let old_by_key: HashMap<&str, &GroupSpec> = old_groups.iter().map(|g| (g.key.as_str(), g)).collect();
-        for group in group_specs(&review.object) {
+        for group in review.object.group_specs() {
             let old = old_by_key.get(group.key.as_str());
             // Ratchet like the apiserver: a group whose constraint and policy did not change
             // was checked when it was created, and rechecking it (against today's nodes or
