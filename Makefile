@@ -61,9 +61,9 @@ endef
 # its progress rather than a silent --quiet.
 demo: policies
 	@echo "==> building the waPC host that runs the modules (the first time compiles wasmtime: several minutes)"
-	$(CARGO) build --locked -p gangwarden-e2e-tests --bin demo
+	$(CARGO) build --locked -p xtask
 	@echo "==> every example in examples/ through each policy and the bundle, with default settings"
-	$(CARGO_TARGET_DIR)/debug/demo examples
+	$(CARGO_TARGET_DIR)/debug/xtask demo examples
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
@@ -125,19 +125,19 @@ baseline-policy:
 # runtime inflates instantiation and compile times.
 BENCH_RUNS ?= 1000
 BENCH_PROFILE ?= bench-host
-BENCH_BIN := $(CARGO_TARGET_DIR)/$(if $(filter dev,$(BENCH_PROFILE)),debug,$(BENCH_PROFILE))/bench
+XTASK_BENCH := $(CARGO_TARGET_DIR)/$(if $(filter dev,$(BENCH_PROFILE)),debug,$(BENCH_PROFILE))/xtask
 bench: policies baseline-policy
 	$(CARGO) bench --locked -p gangwarden-core --bench native -- --warm-up-time 1 --measurement-time 3
-	$(CARGO) build --locked --profile $(BENCH_PROFILE) -p gangwarden-e2e-tests --bin bench --bin policy-server-bench
-	$(BENCH_BIN) --runs $(BENCH_RUNS) --write BENCHMARKS.md
-	$(dir $(BENCH_BIN))policy-server-bench --write BENCHMARKS.md
+	$(CARGO) build --locked --profile $(BENCH_PROFILE) -p xtask
+	$(XTASK_BENCH) bench --runs $(BENCH_RUNS) --write BENCHMARKS.md
+	$(XTASK_BENCH) policy-server-bench --write BENCHMARKS.md
 
 # The same in a minute or two, failing on the CI bars (looser than the targets, so noise
 # never fails a run but a regression does); part of `make test`. It runs on the e2e tests'
 # host build, whose slower instantiation flatters the per-request ratios a little.
 bench-check: policies baseline-policy
-	$(CARGO) build --locked -p gangwarden-e2e-tests --bin bench
-	$(CARGO_TARGET_DIR)/debug/bench --runs 300 --check
+	$(CARGO) build --locked -p xtask
+	$(CARGO_TARGET_DIR)/debug/xtask bench --runs 300 --check
 # --- end benchmarks ---
 
 # --- fuzzing (issue 11) ---
@@ -152,7 +152,7 @@ FUZZ_TARGETS := request_bytes structured settings
 # Its own target dir: the instrumented build must not block (or be rebuilt by) the others.
 FUZZ_TARGET_DIR ?= $(CARGO_TARGET_DIR)/fuzz
 fuzz: tools
-	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin fuzz-seeds -- fuzz/corpus
+	$(CARGO) xtask fuzz-seeds fuzz/corpus
 	mkdir -p fuzz/corpus/structured
 	for t in $(FUZZ_TARGETS); do \
 	  (cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run --sanitizer none --target-dir $(FUZZ_TARGET_DIR) $$t corpus/$$t -- \
@@ -171,7 +171,7 @@ fuzz: tools
 ANNOTATED_DIRS := . $(POLICY_DIRS)
 
 packaging: policies
-	$(CARGO) run --locked -p gangwarden-e2e-tests --bin packaging
+	$(CARGO) xtask packaging
 
 # A warning from kwctl (a host capability used but not declared, or declared but unused)
 # fails the target.
@@ -234,7 +234,7 @@ tools:
 # without it (-O1, which still breaks the module, would save 5 KB).
 playground: tools
 	wasm-pack build playground --target web --release --no-typescript --no-pack --out-dir $(PLAYGROUND_PKG) -- --locked
-	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin playground-data -- $(PLAYGROUND_DATA)
+	$(CARGO) xtask playground-data $(PLAYGROUND_DATA)
 	node playground/build/build.mjs --pkg $(PLAYGROUND_PKG) --data $(PLAYGROUND_DATA) --out playground/dist
 
 playground-serve: playground

@@ -304,7 +304,8 @@ fn kubernetes_call(cluster: &MemoryCluster, op: &str, req: &Value) -> Result<Val
             let query = if op == "list_resources_all" { Query { namespace: None, ..query } } else { query };
             // policy-server passes a selector on to the API server; the rules never send one,
             // but a host must honour it (the baseline policy's list can carry one).
-            let selector = crate::apiserver::parse_label_selector(req["label_selector"].as_str().unwrap_or_default())?;
+            let selector =
+                gangwarden_test_apiserver::parse_label_selector(req["label_selector"].as_str().unwrap_or_default())?;
             let mut items = cluster.list_objects(&query).map_err(host_error)?;
             items.retain(|item| selector.iter().all(|r| r.matches(&labels_of(item))));
             Ok(gangwarden_core::cluster::list_answer(&query, items))

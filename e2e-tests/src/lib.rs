@@ -5,14 +5,12 @@
 //! shaped as policy-server shapes them, and refuses calls for resources the policy's
 //! `metadata.yml` does not declare in `contextAwareResources`.
 
-pub mod apiserver;
 pub mod case;
 pub mod corpus;
 pub mod host;
 pub mod kwctl;
-pub mod packaging;
+pub mod metadata;
 pub mod payloads;
-pub mod playground;
 pub mod policy_server;
 
 use std::path::{Path, PathBuf};
@@ -36,16 +34,4 @@ pub const POLICIES: &[(&str, &str)] = &[
 pub fn deploy_manifest(policy: &str) -> std::path::PathBuf {
     let file = if policy == "bundle" { "gangwarden.yaml".to_string() } else { format!("{policy}.yaml") };
     repo_root().join("deploy").join(file)
-}
-
-/// Puts `text` between the `begin` and `end` markers of `file` (a path relative to the
-/// repository, or absolute): how the benches keep their tables in BENCHMARKS.md.
-pub fn write_between_markers(file: &std::path::Path, begin: &str, end: &str, text: &str) -> Result<(), String> {
-    let file = if file.is_absolute() { file.to_path_buf() } else { repo_root().join(file) };
-    let old = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let (Some(b), Some(e)) = (old.find(begin), old.find(end)) else {
-        return Err(format!("{} has no {begin} … {end} markers", file.display()));
-    };
-    let updated = format!("{}{begin}\n{text}{}", &old[..b], &old[e..]);
-    std::fs::write(&file, updated).map_err(|e| format!("{}: {e}", file.display()))
 }

@@ -6,7 +6,7 @@
 //!   `internal/controller/policyserver_controller_configmap.go`), each `module:` pointing at
 //!   the locally annotated module of its policy ([`annotate_all`]).
 //! - [`PolicyServer::start`] runs policy-server on 127.0.0.1 with that file, against a
-//!   kubeconfig (the test API server, `crate::apiserver`) or none, and stops it when dropped.
+//!   kubeconfig (the test API server, `gangwarden-test-apiserver`) or none, and stops it when dropped.
 //! - [`judge`] and [`judge_group`] check policy-server's AdmissionReview answers against the
 //!   e2e cases' expectations, as `crate::kwctl::judge` checks kwctl's.
 //!
@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use crate::apiserver::client;
-use crate::{POLICIES, packaging, repo_root};
+use crate::{POLICIES, metadata, repo_root};
+use gangwarden_test_apiserver::client;
 
 mod verdict;
 pub use verdict::{GroupExpect, answer_from_response, expect_from_answer, group_members, judge, judge_group};
@@ -116,7 +116,7 @@ pub fn read_manifest(path: &Path) -> Result<Value, String> {
 /// `metadata.yml` makes the image `registry://<ociUrl>:v<version>`.
 pub fn module_policy(module: &str) -> Result<&'static str, String> {
     for (name, dir) in POLICIES {
-        if format!("registry://{}", packaging::read_metadata(dir)?.image()?) == module {
+        if format!("registry://{}", metadata::read_metadata(dir)?.image()?) == module {
             return Ok(name);
         }
     }
@@ -434,7 +434,7 @@ mod tests {
         assert!(entry.get("message").is_none() && entry.get("timeoutEvalSeconds").is_none());
         let group = &yml["clusterwide-group-gangwarden-gang-topology"];
         assert_eq!(group["expression"], "gang() && topology()");
-        assert_eq!(group["message"], packaging::GROUP_MESSAGE);
+        assert_eq!(group["message"], metadata::GROUP_MESSAGE);
         assert_eq!(group["policies"]["topology"]["module"], "file:///m/topology.wasm");
         assert_eq!(group["policies"]["topology"]["hostCapabilities"], json!(["*"]));
         assert!(group.get("hostCapabilities").is_none() && group.get("module").is_none());

@@ -1,6 +1,6 @@
 //! The real Kubewarden policy-server runs the topology policy against the test API server:
 //! its context-aware Node lookup goes through kube-rs (discovery, a paged list, a watch) to
-//! `gangwarden_e2e_tests::apiserver::TestApiServer`.
+//! `gangwarden_test_apiserver::TestApiServer`.
 //!
 //! Needs `policy-server` and `kwctl` (from the environment variables `POLICY_SERVER` and
 //! `KWCTL`, or on `PATH`) and `policies/topology/policy.wasm` (`make policies`); skipped, saying
@@ -13,9 +13,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gangwarden_core::request::admission_request;
-use gangwarden_e2e_tests::apiserver::{Call, TestApiServer, client};
-use gangwarden_e2e_tests::payloads::realistic_node;
 use gangwarden_e2e_tests::repo_root;
+use gangwarden_test_apiserver::realistic_node;
+use gangwarden_test_apiserver::{Call, TestApiServer, client};
 use serde_json::{Value, json};
 
 /// A tool from `$var` (a path) or, when unset, from `PATH`.

@@ -5,7 +5,7 @@
 use gangwarden_core::request::resource_plural;
 use gangwarden_e2e_tests::host::Policy;
 use gangwarden_e2e_tests::payloads::{self, Answer};
-use gangwarden_e2e_tests::{POLICIES, packaging, repo_root};
+use gangwarden_e2e_tests::{POLICIES, metadata, repo_root};
 use serde_json::Value;
 
 fn policies() -> Vec<Policy> {
@@ -18,7 +18,7 @@ fn policies() -> Vec<Policy> {
 /// Whether the policy's webhook rules send it the payload's kind (its `metadata.yml`).
 fn registers(policy: &str, payload: &[u8]) -> bool {
     let dir = POLICIES.iter().find(|(name, _)| *name == policy).map(|(_, dir)| *dir).expect("a policy");
-    let metadata = packaging::read_metadata(dir).expect("metadata.yml");
+    let metadata = metadata::read_metadata(dir).expect("metadata.yml");
     // Only the request's kind is read: the rest may be numbers no Value holds.
     #[derive(Default, serde::Deserialize)]
     struct Kind {

@@ -11,9 +11,10 @@ use gangwarden_core::cluster::MemoryCluster;
 use gangwarden_core::rules::ALL;
 use gangwarden_e2e_tests::host::{Policy, admission_request};
 use gangwarden_e2e_tests::kwctl::parse_session;
-use gangwarden_e2e_tests::packaging::{self, Metadata, Question};
+use gangwarden_e2e_tests::metadata::{self, Metadata, Question};
 use gangwarden_e2e_tests::{POLICIES, deploy_manifest, repo_root};
 use serde_json::{Value, json};
+use xtask::packaging;
 
 fn yaml(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -44,23 +45,23 @@ fn validate_settings(policy: &Policy, settings: &Value) -> Result<(), String> {
 
 #[test]
 fn generated_files_are_up_to_date() {
-    let stale: Vec<String> = packaging::stale_files().expect("generate").iter().map(|p| packaging::shown(p)).collect();
+    let stale: Vec<String> = packaging::stale_files().expect("generate").iter().map(|p| metadata::shown(p)).collect();
     assert!(stale.is_empty(), "out of date, run `make packaging`: {stale:?}");
 }
 
 #[test]
 fn questions_cover_exactly_the_settings_with_their_defaults() {
     for (name, dir) in POLICIES {
-        let (defaults, serde_names) = packaging::settings_truth(name).expect("settings");
+        let (defaults, serde_names) = metadata::settings_truth(name).expect("settings");
         let listed: Vec<&str> = defaults.as_object().expect("object").keys().map(String::as_str).collect();
         assert_eq!(
             listed.iter().copied().collect::<BTreeSet<_>>(),
             serde_names.iter().copied().collect::<BTreeSet<_>>(),
             "{name}: the defaults list other settings than the Settings type reads"
         );
-        let questions = packaging::read_questions(dir).unwrap_or_else(|e| panic!("{e}"));
-        let asked: BTreeMap<String, Question> = packaging::leaf_questions(&questions.questions);
-        let truth = packaging::leaves(&defaults);
+        let questions = metadata::read_questions(dir).unwrap_or_else(|e| panic!("{e}"));
+        let asked: BTreeMap<String, Question> = metadata::leaf_questions(&questions.questions);
+        let truth = metadata::leaves(&defaults);
         assert_eq!(
             asked.keys().collect::<Vec<_>>(),
             truth.keys().collect::<Vec<_>>(),
@@ -82,11 +83,11 @@ fn questions_cover_exactly_the_settings_with_their_defaults() {
             };
             assert!(type_fits, "{name}: {variable} has type {:?} and default {}", q.kind, q.default);
             for option in q.options.iter().flatten() {
-                let settings = packaging::settings_from_questions(&[Question { default: json!(option), ..q.clone() }]);
+                let settings = metadata::settings_from_questions(&[Question { default: json!(option), ..q.clone() }]);
                 validate_settings(policy, &settings).unwrap_or_else(|e| panic!("{name}: option of {variable}: {e}"));
             }
         }
-        let form = packaging::settings_from_questions(&questions.questions);
+        let form = metadata::settings_from_questions(&questions.questions);
         assert_eq!(form, defaults, "{name}: the form's defaults");
         validate_settings(policy, &form).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
@@ -114,7 +115,7 @@ fn check_rules_and_resources(what: &str, spec: &Value, m: &Metadata) {
 #[test]
 fn deploy_manifests_match_metadata_and_their_settings_validate() {
     let metadata: BTreeMap<&str, Metadata> =
-        POLICIES.iter().map(|(n, d)| (*n, packaging::read_metadata(d).unwrap_or_else(|e| panic!("{e}")))).collect();
+        POLICIES.iter().map(|(n, d)| (*n, metadata::read_metadata(d).unwrap_or_else(|e| panic!("{e}")))).collect();
     let modules = modules();
     let mut modes_seen: BTreeSet<(String, String)> = BTreeSet::new();
     let mut files: Vec<_> = std::fs::read_dir(repo_root().join("deploy"))
@@ -123,13 +124,13 @@ fn deploy_manifests_match_metadata_and_their_settings_validate() {
         .collect();
     files.sort();
     for path in files {
-        let file = packaging::shown(&path);
+        let file = metadata::shown(&path);
         assert!(path.extension().is_some_and(|e| e == "yaml"), "{file}: deploy/ holds only .yaml manifests");
         let manifest = yaml(&path);
         assert_eq!(manifest["apiVersion"], "policies.kubewarden.io/v1", "{file}");
         let spec = &manifest["spec"];
         let mode = spec["mode"].as_str().unwrap_or("protect");
-        assert!(packaging::MODES.contains(&mode), "{file}: mode {mode}");
+        assert!(metadata::MODES.contains(&mode), "{file}: mode {mode}");
         let rules = serde_json::to_value(spec["rules"].clone()).expect("rules");
         match manifest["kind"].as_str() {
             Some("ClusterAdmissionPolicy") => {
@@ -165,7 +166,7 @@ fn deploy_manifests_match_metadata_and_their_settings_validate() {
                 }
                 assert_eq!(
                     rules,
-                    serde_json::to_value(packaging::group_rules(&member_metadata)).expect("rules"),
+                    serde_json::to_value(metadata::group_rules(&member_metadata)).expect("rules"),
                     "{file}: the group's rules are not its members' rules"
                 );
                 assert!(!spec["message"].as_str().unwrap_or_default().is_empty(), "{file}: a group needs a message");
@@ -175,7 +176,7 @@ fn deploy_manifests_match_metadata_and_their_settings_validate() {
         }
     }
     for (name, _) in POLICIES {
-        for mode in packaging::MODES {
+        for mode in metadata::MODES {
             assert!(modes_seen.contains(&(name.to_string(), mode.to_string())), "no {mode} manifest for {name}");
         }
         assert!(deploy_manifest(name).exists(), "{name}");
@@ -185,7 +186,7 @@ fn deploy_manifests_match_metadata_and_their_settings_validate() {
 #[test]
 fn artifacthub_packages_carry_metadata_and_questions() {
     for (name, dir) in POLICIES {
-        let m = packaging::read_metadata(dir).unwrap_or_else(|e| panic!("{e}"));
+        let m = metadata::read_metadata(dir).unwrap_or_else(|e| panic!("{e}"));
         let package = yaml(&repo_root().join(dir).join("artifacthub-pkg.yml"));
         assert_eq!(package["version"].as_str(), m.version().ok(), "{name}: version");
         assert_eq!(package["containersImages"][0]["image"].as_str(), m.image().ok().as_deref(), "{name}: image");
@@ -198,7 +199,7 @@ fn artifacthub_packages_carry_metadata_and_questions() {
         let rules: Value =
             serde_norway::from_str(annotations["kubewarden/rules"].as_str().unwrap_or_default()).expect("rules");
         assert_eq!(rules, serde_json::to_value(&m.rules).expect("rules"), "{name}: rules");
-        let questions = std::fs::read_to_string(packaging::questions_path(dir)).expect("questions-ui.yml");
+        let questions = std::fs::read_to_string(metadata::questions_path(dir)).expect("questions-ui.yml");
         assert_eq!(annotations["kubewarden/questions-ui"].as_str(), Some(questions.as_str()), "{name}: questions");
         assert_eq!(
             annotations["kubewarden/mutation"].as_str(),
@@ -232,7 +233,7 @@ fn readmes_show_a_kwctl_run_that_works_on_test_data() {
         }
         assert_eq!(
             words.last().copied(),
-            Some(packaging::shown(&repo_root().join(dir).join("annotated-policy.wasm")).trim_start_matches("./")),
+            Some(metadata::shown(&repo_root().join(dir).join("annotated-policy.wasm")).trim_start_matches("./")),
             "{name}"
         );
     }
@@ -288,7 +289,7 @@ fn test_data_requests_have_the_apiserver_shape() {
         let folder = repo_root().join(dir).join("test_data");
         for entry in std::fs::read_dir(&folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display())) {
             let path = entry.expect("entry").path();
-            let file = packaging::shown(&path);
+            let file = metadata::shown(&path);
             if !file.ends_with(".json") || file.ends_with("-settings.json") {
                 continue;
             }

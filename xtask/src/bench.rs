@@ -1,8 +1,9 @@
-//! `make bench`: what an admission request costs each built policy in the e2e host, against a
-//! trivial policy built from the same SDK (`e2e-tests/baseline-policy`), in one run.
+//! `cargo xtask bench` (`make bench`): what an admission request costs each built policy in the
+//! e2e host, against a trivial policy built from the same SDK (`e2e-tests/baseline-policy`), in
+//! one run.
 //!
 //! ```text
-//! bench [--runs N] [--check] [--write BENCHMARKS.md]
+//! cargo xtask bench [--runs N] [--check] [--write BENCHMARKS.md]
 //! ```
 //!
 //! Every timed request is what policy-server does per request: a fresh instance from the
@@ -131,19 +132,8 @@ fn native_cell(id: &str) -> String {
     native_median(id).map_or_else(|| "–".to_string(), |d| format!("{:.1}", d.as_secs_f64() * 1e6))
 }
 
-fn run() -> Result<bool, String> {
-    let mut runs = 300usize;
-    let mut check = false;
-    let mut write: Option<PathBuf> = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--runs" => runs = args.next().and_then(|n| n.parse().ok()).ok_or("--runs needs a number")?,
-            "--check" => check = true,
-            "--write" => write = Some(args.next().ok_or("--write needs a file")?.into()),
-            other => return Err(format!("unknown argument {other}; usage: bench [--runs N] [--check] [--write FILE]")),
-        }
-    }
+/// Runs every row; `Ok(false)` when `check` is set and a CI bar is exceeded.
+pub fn run(runs: usize, check: bool, write: Option<PathBuf>) -> Result<bool, String> {
     let root = repo_root();
     let baseline = load("baseline", &root.join("e2e-tests").join("baseline-policy"))?;
     let policies: Vec<Loaded> =
@@ -340,7 +330,7 @@ fn run() -> Result<bool, String> {
     }
     println!("{out}");
     if let Some(file) = write {
-        gangwarden_e2e_tests::write_between_markers(&file, BEGIN, END, &out)?;
+        xtask::write_between_markers(&file, BEGIN, END, &out)?;
     }
     if check && !verdicts.broken_bars.is_empty() {
         eprintln!("bench-check failed:");
@@ -366,16 +356,5 @@ fn summary(answer: &Value) -> String {
         (Some(true), _) => "accepted".to_string(),
         (_, Some(code)) => format!("{code}: {short}…"),
         _ => format!("rejected ({} B message): {short}…", message.len()),
-    }
-}
-
-fn main() {
-    match run() {
-        Ok(true) => {}
-        Ok(false) => std::process::exit(1),
-        Err(e) => {
-            eprintln!("bench: {e}");
-            std::process::exit(2);
-        }
     }
 }

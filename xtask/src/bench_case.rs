@@ -1,7 +1,7 @@
-//! Times one case file against one built policy in the e2e host:
+//! `cargo xtask bench-case`: times one case file against one built policy in the e2e host:
 //!
 //! ```text
-//! cargo run --release -p gangwarden-e2e-tests --bin bench-case -- \
+//! cargo run --profile bench-host -p xtask -- bench-case \
 //!     policies/topology e2e-tests/cases/topology/podgroup-5000-nodes-gang-larger-than-rack.yaml 200
 //! ```
 //!
@@ -18,15 +18,7 @@ use gangwarden_e2e_tests::case::{Case, check};
 use gangwarden_e2e_tests::host::Policy;
 use gangwarden_e2e_tests::repo_root;
 
-fn run() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let [dir, case_path, rest @ ..] = args.as_slice() else {
-        return Err("usage: bench-case <policy dir> <case file> [iterations]".into());
-    };
-    let iterations: usize = match rest.first() {
-        Some(n) => n.parse().map_err(|e| format!("iterations: {e}"))?,
-        None => 100,
-    };
+pub fn run(dir: &str, case_path: &str, iterations: usize) -> Result<(), String> {
     let resolve = |p: &str| {
         let p = PathBuf::from(p);
         if p.is_absolute() { p } else { repo_root().join(p) }
@@ -62,11 +54,4 @@ fn run() -> Result<(), String> {
         ms(host_times.get(host_times.len() / 2).copied().unwrap_or_default()),
     );
     Ok(())
-}
-
-fn main() {
-    if let Err(e) = run() {
-        eprintln!("{e}");
-        std::process::exit(1);
-    }
 }

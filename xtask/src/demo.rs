@@ -1,8 +1,8 @@
-//! `make demo`: evaluates every example request (`examples/*.yaml`, in the case-file format)
-//! with every built policy and default settings, one line per policy and request.
+//! `cargo xtask demo` (`make demo`): evaluates every example request (`examples/*.yaml`, in
+//! the case-file format) with every built policy and default settings, one line per policy
+//! and request.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use gangwarden_e2e_tests::case::Case;
 use gangwarden_e2e_tests::host::Policy;
@@ -43,7 +43,7 @@ fn verdict_line(answer: &Value) -> String {
     line
 }
 
-fn run(dir: &Path) -> Result<(), String> {
+pub fn run(dir: &Path) -> Result<(), String> {
     let files = examples(dir)?;
     if files.is_empty() {
         return Err(format!("no examples in {}", dir.display()));
@@ -65,15 +65,4 @@ fn run(dir: &Path) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn main() -> ExitCode {
-    let dir = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| repo_root().join("examples"));
-    match run(&dir) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("demo: {e}");
-            ExitCode::FAILURE
-        }
-    }
 }

@@ -1,13 +1,13 @@
-//! Writes the fuzzers' seed corpus: every e2e case, corpus document, benchmark request and
-//! hostile payload as a `validate` payload (`<dir>/request_bytes/`), and every case's
-//! settings (`<dir>/settings/`). `make fuzz` runs it before fuzzing; the seeds are generated,
+//! `cargo xtask fuzz-seeds`: writes the fuzzers' seed corpus: every e2e case, corpus document,
+//! benchmark request and hostile payload as a `validate` payload (`<dir>/request_bytes/`), and
+//! every case's settings (`<dir>/settings/`). `make fuzz` runs it before fuzzing; the seeds are generated,
 //! never committed.
 //!
 //! ```text
-//! cargo run -p gangwarden-e2e-tests --bin fuzz-seeds -- fuzz/corpus
+//! cargo xtask fuzz-seeds fuzz/corpus
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use gangwarden_e2e_tests::case::{Case, case_files};
 use gangwarden_e2e_tests::{POLICIES, corpus, payloads};
@@ -24,8 +24,7 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<bool, String> {
     Ok(true)
 }
 
-fn run() -> Result<(), String> {
-    let out: PathBuf = std::env::args().nth(1).ok_or("usage: fuzz-seeds <corpus dir>")?.into();
+pub fn run(out: &Path) -> Result<(), String> {
     let requests = out.join("request_bytes");
     let settings = out.join("settings");
     for dir in [&requests, &settings] {
@@ -58,11 +57,4 @@ fn run() -> Result<(), String> {
     }
     println!("{n_requests} request seeds, {n_settings} settings seeds in {}", out.display());
     Ok(())
-}
-
-fn main() {
-    if let Err(e) = run() {
-        eprintln!("fuzz-seeds: {e}");
-        std::process::exit(1);
-    }
 }

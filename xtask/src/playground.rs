@@ -1,17 +1,17 @@
-//! What the browser playground is made of besides its engine: the examples gallery (every
-//! `examples/` file, the e2e cases and the corpus, as playground states) and the site data
-//! (version, API versions, settings tables, rule reference). `make playground` writes them
-//! with the `playground-data` binary; the fidelity test sends the same states to the
-//! playground engine and holds its answers to the built `.wasm` policies'.
+//! `cargo xtask playground-data`: what the browser playground is made of besides its engine:
+//! the examples gallery (every `examples/` file, the e2e cases and the corpus, as playground
+//! states) and the site data (version, API versions, settings tables, rule reference). The
+//! fidelity test sends the same states to the playground engine and holds its answers to the
+//! built `.wasm` policies'.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::case::{Case, Expect, case_files};
-use crate::{POLICIES, corpus, repo_root};
+use gangwarden_e2e_tests::case::{Case, Expect, case_files};
+use gangwarden_e2e_tests::{POLICIES, corpus, repo_root};
 
 /// The rule sets as the engine and the bundle's settings name them, and their policy folders.
 pub const RULE_SETS: &[(&str, &str)] =
@@ -354,6 +354,17 @@ pub fn site_data() -> Result<Value, String> {
         "settings": settings,
         "rules": rules,
     }))
+}
+
+/// Writes `gallery.json` and `site.json` into `out`.
+pub fn write_data(out: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let write = |name: &str, value: Value| {
+        let path: PathBuf = out.join(name);
+        std::fs::write(&path, value.to_string()).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    write("gallery.json", json!({ "groups": gallery()? }))?;
+    write("site.json", site_data()?)
 }
 
 #[cfg(test)]

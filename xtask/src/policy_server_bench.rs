@@ -1,10 +1,11 @@
-//! `make bench`, the policy-server part: the everyday requests of `payloads::request_scenarios()`
-//! through one real policy-server process serving every module and the baseline policy, against
-//! a test API server holding the everyday cluster (its Nodes and the claim sources the requests
-//! name, so every lookup finds its object).
+//! `cargo xtask policy-server-bench` (`make bench`, the policy-server part): the everyday
+//! requests of `payloads::request_scenarios()` through one real policy-server process serving
+//! every module and the baseline policy, against a test API server holding the everyday
+//! cluster (its Nodes and the claim sources the requests name, so every lookup finds its
+//! object).
 //!
 //! ```text
-//! policy-server-bench [--connections C] [--seconds T] [--rounds R] [--check] [--write FILE]
+//! cargo xtask policy-server-bench [--connections C] [--seconds T] [--rounds R] [--check] [--write FILE]
 //! ```
 //!
 //! For each scenario, each round sends the baseline (the trivial policy, given a Pod payload of
@@ -20,11 +21,9 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use gangwarden_core::cluster::MemoryCluster;
-use gangwarden_e2e_tests::apiserver::TestApiServer;
 use gangwarden_e2e_tests::host::Policy;
 use gangwarden_e2e_tests::payloads;
 use gangwarden_e2e_tests::policy_server::{
@@ -32,6 +31,7 @@ use gangwarden_e2e_tests::policy_server::{
     read_manifest, tool, with_settings,
 };
 use gangwarden_e2e_tests::{POLICIES, deploy_manifest, repo_root};
+use gangwarden_test_apiserver::TestApiServer;
 use serde_json::{Value, json};
 
 const BEGIN: &str = "<!-- policy-server-bench:begin -->";
@@ -43,38 +43,12 @@ const WARM_UP: usize = 20;
 /// The longest one answer may take before the bench gives up.
 const ANSWER_WITHIN: Duration = Duration::from_secs(10);
 
-struct Args {
-    connections: usize,
-    seconds: f64,
-    rounds: usize,
-    check: bool,
-    write: Option<PathBuf>,
-}
-
-fn parse_args() -> Result<Args, String> {
-    let mut args = Args { connections: 4, seconds: 3.0, rounds: 5, check: false, write: None };
-    let mut it = std::env::args().skip(1);
-    let usage = "usage: policy-server-bench [--connections C] [--seconds T] [--rounds R] [--check] [--write FILE]";
-    while let Some(arg) = it.next() {
-        let mut number = |what: &str| -> Result<f64, String> {
-            it.next()
-                .and_then(|n| n.parse::<f64>().ok())
-                .filter(|n| *n > 0.0)
-                .ok_or(format!("{what} needs a positive number"))
-        };
-        match arg.as_str() {
-            "--connections" => args.connections = number("--connections")? as usize,
-            "--seconds" => args.seconds = number("--seconds")?,
-            "--rounds" => args.rounds = number("--rounds")? as usize,
-            "--check" => args.check = true,
-            "--write" => args.write = Some(it.next().ok_or("--write needs a file")?.into()),
-            other => return Err(format!("unknown argument {other}; {usage}")),
-        }
-    }
-    if args.connections == 0 || args.rounds == 0 {
-        return Err(usage.to_string());
-    }
-    Ok(args)
+pub struct Args {
+    pub connections: usize,
+    pub seconds: f64,
+    pub rounds: usize,
+    pub check: bool,
+    pub write: Option<PathBuf>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -462,7 +436,7 @@ fn node_floor(
 fn floor_table(floor: &Served, args: &Args) -> String {
     let mut out = format!(
         "\nThe Node lookup at cluster scale: a second policy-server process, its test API server holding \
-         {FLOOR_NODES} Nodes as a kubelet and a cloud provider write them (`payloads::realistic_node`, about 4 KB \
+         {FLOOR_NODES} Nodes as a kubelet and a cloud provider write them (`gangwarden_test_apiserver::realistic_node`, about 4 KB \
          each), measured as above ({} rounds of {} s, {} connections). The baseline rows make the topology \
          policy's list call (`listNodes`: every Node, no selector, the same field masks) and drop \
          the answer unread: that is policy-server's own work on the call (copying its watch-fed store, pruning \
@@ -494,8 +468,8 @@ fn floor_table(floor: &Served, args: &Args) -> String {
     out
 }
 
-fn run() -> Result<bool, String> {
-    let args = parse_args()?;
+/// Runs every scenario; `Ok(false)` when `args.check` is set and a policy falls below its bar.
+pub fn run(args: &Args) -> Result<bool, String> {
     let Some(kwctl) = tool("KWCTL", "kwctl") else {
         println!(
             "skipped: policy-server bench (kwctl not found: put it on PATH or set KWCTL; it annotates the modules)"
@@ -558,8 +532,8 @@ fn run() -> Result<bool, String> {
             baseline_allowed: host_allowed(&baseline_host, &base_payload, MemoryCluster::default(), "the baseline")?,
         });
     }
-    let everyday = serve(&args, &manifests, &modules, objects, &specs)?;
-    let floor = node_floor(&args, &modules, &baseline_host, &hosts["topology"])?;
+    let everyday = serve(args, &manifests, &modules, objects, &specs)?;
+    let floor = node_floor(args, &modules, &baseline_host, &hosts["topology"])?;
     let (measured, rss_warm, rss_end) = (everyday.measured, everyday.rss_warm, everyday.rss_end);
 
     let mut out = format!(
@@ -599,10 +573,10 @@ fn run() -> Result<bool, String> {
         rss_warm as f64 / 1024.0,
         rss_end as f64 / 1024.0
     ));
-    out.push_str(&floor_table(&floor, &args));
+    out.push_str(&floor_table(&floor, args));
     println!("{out}");
-    if let Some(file) = args.write {
-        gangwarden_e2e_tests::write_between_markers(&file, BEGIN, END, &out)?;
+    if let Some(file) = &args.write {
+        xtask::write_between_markers(file, BEGIN, END, &out)?;
     }
     if args.check && !below.is_empty() {
         eprintln!("policy-server bench check failed:");
@@ -612,15 +586,4 @@ fn run() -> Result<bool, String> {
         return Ok(false);
     }
     Ok(true)
-}
-
-fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("policy-server-bench: {e}");
-            ExitCode::from(2)
-        }
-    }
 }

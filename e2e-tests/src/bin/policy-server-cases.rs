@@ -18,14 +18,14 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use gangwarden_core::cluster::{MemoryCluster, canonical_api_version};
-use gangwarden_e2e_tests::apiserver::{Call, TestApiServer, namespaced};
 use gangwarden_e2e_tests::case::{Case, check};
 use gangwarden_e2e_tests::host::{Evaluation, Policy, validate_payload};
 use gangwarden_e2e_tests::policy_server::{
     GroupExpect, PolicyServer, TempDir, annotate_all, context_aware_resources, entry_id, expect_from_answer,
     group_members, judge, judge_group, policies_yml, project_policies, read_manifest, tool, with_settings,
 };
-use gangwarden_e2e_tests::{POLICIES, deploy_manifest, packaging, payloads, repo_root};
+use gangwarden_e2e_tests::{POLICIES, deploy_manifest, metadata, payloads, repo_root};
+use gangwarden_test_apiserver::{Call, TestApiServer, namespaced};
 use serde_json::{Value, json};
 
 /// The cases sent, `<policy>/<case-stem>` (to that policy's deploy manifest) or
@@ -161,7 +161,7 @@ impl Manifests {
         for (name, _) in POLICIES {
             policies.insert(*name, read_manifest(&deploy_manifest(name))?);
         }
-        let group = read_manifest(&packaging::deploy_file(packaging::GROUP_STEM, "protect"))?;
+        let group = read_manifest(&metadata::deploy_file(metadata::GROUP_STEM, "protect"))?;
         Ok(Manifests { policies, group })
     }
 }
@@ -175,8 +175,8 @@ fn choose(manifests: &Manifests, extra: &mut Vec<Value>) -> Result<Vec<Chosen>, 
         let parts: Vec<&str> = label.split('/').collect();
         let (group, policy, stem) = match parts.as_slice() {
             [policy, stem] => (false, policy_name(policy)?, stem.to_string()),
-            [group, member, stem] if *group == packaging::GROUP_STEM => (true, policy_name(member)?, stem.to_string()),
-            _ => return Err(format!("{label}: not <policy>/<case> or {}/<member>/<case>", packaging::GROUP_STEM)),
+            [group, member, stem] if *group == metadata::GROUP_STEM => (true, policy_name(member)?, stem.to_string()),
+            _ => return Err(format!("{label}: not <policy>/<case> or {}/<member>/<case>", metadata::GROUP_STEM)),
         };
         let path = repo_root().join("e2e-tests/cases").join(policy).join(format!("{stem}.yaml"));
         let case = Case::load(&path)?;
@@ -273,7 +273,7 @@ fn expectations(chosen: &[Chosen], manifests: &Manifests, cluster: &MemoryCluste
     let root = repo_root();
     let mut hosts: BTreeMap<&str, Policy> = BTreeMap::new();
     for (name, dir) in POLICIES {
-        if chosen.iter().any(|c| c.policy == *name) || (packaging::GROUP_MEMBERS.iter().any(|(_, p)| p == name)) {
+        if chosen.iter().any(|c| c.policy == *name) || (metadata::GROUP_MEMBERS.iter().any(|(_, p)| p == name)) {
             hosts.insert(name, Policy::load(name, &root.join(dir))?);
         }
     }
@@ -294,10 +294,10 @@ fn expectations(chosen: &[Chosen], manifests: &Manifests, cluster: &MemoryCluste
                 let mut expected = Vec::new();
                 let mut host = Vec::new();
                 for member in &members {
-                    let (_, policy) = packaging::GROUP_MEMBERS
+                    let (_, policy) = metadata::GROUP_MEMBERS
                         .iter()
                         .find(|(m, _)| m == member)
-                        .ok_or(format!("group member {member} is not in packaging::GROUP_MEMBERS"))?;
+                        .ok_or(format!("group member {member} is not in metadata::GROUP_MEMBERS"))?;
                     let settings = &group_spec["policies"][member]["settings"];
                     let evaluation = host_evaluation(&hosts[*policy], &request, settings, cluster).map_err(fail)?;
                     if *policy == c.policy {

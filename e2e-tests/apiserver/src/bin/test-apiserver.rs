@@ -1,4 +1,4 @@
-//! A read-only Kubernetes API server test double on 127.0.0.1 (see `gangwarden_e2e_tests::apiserver`):
+//! A read-only Kubernetes API server test double on 127.0.0.1 (see the `gangwarden-test-apiserver` crate):
 //!
 //! ```text
 //! test-apiserver [--objects FILE.json|FILE.yaml] [--nodes N] --kubeconfig OUT
@@ -16,8 +16,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gangwarden_e2e_tests::apiserver::TestApiServer;
-use gangwarden_e2e_tests::payloads::realistic_node;
+use gangwarden_test_apiserver::{TestApiServer, realistic_node};
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -1,0 +1,151 @@
+//! `cargo xtask <job>`: gangwarden's project automation. The Makefile's targets call these;
+//! each job's `--help` says what it does.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use gangwarden_e2e_tests::metadata::shown;
+use gangwarden_e2e_tests::repo_root;
+use xtask::{packaging, playground};
+
+mod bench;
+mod bench_case;
+mod demo;
+mod fuzz_seeds;
+mod policy_server_bench;
+
+#[derive(Parser)]
+#[command(bin_name = "cargo xtask", about = "gangwarden's project automation (the Makefile's targets call these)")]
+struct Cli {
+    #[command(subcommand)]
+    job: Job,
+}
+
+#[derive(Subcommand)]
+enum Job {
+    /// Rewrite the files generated from metadata.yml, questions-ui.yml and the settings types:
+    /// artifacthub-pkg.yml, the bundle's questions-ui.yml, deploy/, the READMEs' test_data/
+    /// (`make packaging`).
+    Packaging {
+        /// Only list the files that are out of date, and fail if there are any.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Evaluate every example request in a folder (the case-file format) with every built
+    /// policy and default settings, one line per policy and request (`make demo`).
+    Demo {
+        /// The folder of example requests.
+        #[arg(default_value = "examples")]
+        dir: PathBuf,
+    },
+    /// Time every built policy in the waPC host against the baseline policy, the large and
+    /// hostile payloads, the Node lookups, module sizes and compile times (`make bench`,
+    /// `make bench-check`).
+    Bench {
+        /// Requests per row.
+        #[arg(long, default_value_t = 300)]
+        runs: usize,
+        /// Fail when a CI bar (looser than the target) is exceeded.
+        #[arg(long)]
+        check: bool,
+        /// Replace the table between the markers in this file (BENCHMARKS.md).
+        #[arg(long)]
+        write: Option<PathBuf>,
+    },
+    /// Time one case file against one built policy in the waPC host.
+    BenchCase {
+        /// The policy's folder (holding policy.wasm and metadata.yml).
+        policy_dir: String,
+        /// The case file.
+        case: String,
+        /// Requests to time.
+        #[arg(default_value_t = 100)]
+        iterations: usize,
+    },
+    /// The everyday requests through one real policy-server behind the test API server, against
+    /// the baseline policy, and the Node lookup's floor there (`make bench`; needs kwctl and
+    /// policy-server, and says it skipped without them).
+    PolicyServerBench {
+        /// Keep-alive connections per phase.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..))]
+        connections: u64,
+        /// Seconds per phase.
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+        /// Rounds per scenario (medians are taken over them).
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+        rounds: u64,
+        /// Fail when a policy's throughput is below a third of the baseline's.
+        #[arg(long)]
+        check: bool,
+        /// Replace the text between the markers in this file (BENCHMARKS.md).
+        #[arg(long)]
+        write: Option<PathBuf>,
+    },
+    /// Write the fuzzers' seed corpus: every e2e case, corpus document, benchmark request and
+    /// hostile payload as a validate payload, and every case's settings (`make fuzz`).
+    FuzzSeeds {
+        /// The cargo-fuzz corpus folder.
+        dir: PathBuf,
+    },
+    /// Write the playground's build-time data into a folder: gallery.json (examples, e2e cases
+    /// and corpus files as playground states) and site.json (version, API versions, settings
+    /// tables, rule reference) (`make playground`).
+    PlaygroundData {
+        /// The output folder.
+        out: PathBuf,
+    },
+}
+
+/// A job's outcome: done, failed as checked (exit 1), or could not run (exit 2).
+fn exit(name: &str, result: Result<bool, String>) -> ExitCode {
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn packaging_job(check: bool) -> Result<bool, String> {
+    let files = if check { packaging::stale_files()? } else { packaging::write_all()? };
+    if files.is_empty() {
+        println!("packaging: every generated file is up to date");
+    }
+    for file in &files {
+        println!("{} {}", if check { "out of date:" } else { "wrote" }, shown(file));
+    }
+    Ok(!check || files.is_empty())
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().job {
+        Job::Packaging { check } => exit("packaging", packaging_job(check)),
+        Job::Demo { dir } => {
+            let dir = if dir.is_absolute() { dir } else { repo_root().join(dir) };
+            exit("demo", demo::run(&dir).map(|()| true))
+        }
+        Job::Bench { runs, check, write } => exit("bench", bench::run(runs, check, write)),
+        Job::BenchCase { policy_dir, case, iterations } => {
+            exit("bench-case", bench_case::run(&policy_dir, &case, iterations).map(|()| true))
+        }
+        Job::PolicyServerBench { connections, seconds, rounds, check, write } => {
+            if seconds.is_nan() || seconds <= 0.0 {
+                return exit("policy-server-bench", Err("--seconds needs a positive number".into()));
+            }
+            let args = policy_server_bench::Args {
+                connections: connections as usize,
+                seconds,
+                rounds: rounds as usize,
+                check,
+                write,
+            };
+            exit("policy-server-bench", policy_server_bench::run(&args))
+        }
+        Job::FuzzSeeds { dir } => exit("fuzz-seeds", fuzz_seeds::run(&dir).map(|()| true)),
+        Job::PlaygroundData { out } => exit("playground-data", playground::write_data(&out).map(|()| true)),
+    }
+}
