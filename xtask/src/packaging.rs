@@ -248,8 +248,28 @@ fn mode_comment(mode: &str) -> &'static str {
 struct Manifest<S> {
     api_version: &'static str,
     kind: &'static str,
-    metadata: Named,
+    metadata: ManifestMeta,
     spec: S,
+}
+
+/// A policy resource's metadata: its name, and the severity and category the audit scanner
+/// copies into each report result (as `kwctl scaffold manifest` copies them).
+#[derive(Serialize)]
+struct ManifestMeta {
+    name: String,
+    annotations: BTreeMap<&'static str, String>,
+}
+
+const REPORTED_ANNOTATIONS: [&str; 2] = ["io.kubewarden.policy.severity", "io.kubewarden.policy.category"];
+
+impl ManifestMeta {
+    fn of(name: &str, metadata: &Metadata) -> Result<ManifestMeta, String> {
+        let annotations = REPORTED_ANNOTATIONS
+            .iter()
+            .map(|key| Ok((*key, metadata.annotation(key)?.to_string())))
+            .collect::<Result<_, String>>()?;
+        Ok(ManifestMeta { name: name.to_string(), annotations })
+    }
 }
 
 #[derive(Serialize)]
@@ -297,7 +317,7 @@ fn policy_manifest(policy: &str, dir: &str, mode: &'static str) -> Result<String
     let manifest = Manifest {
         api_version: "policies.kubewarden.io/v1",
         kind: "ClusterAdmissionPolicy",
-        metadata: Named { name: name.into() },
+        metadata: ManifestMeta::of(name, &metadata)?,
         spec: PolicySpec {
             policy_server: "default",
             module: format!("registry://{}", metadata.image()?),
@@ -345,7 +365,8 @@ fn group_manifest(mode: &'static str) -> Result<String, String> {
     let manifest = Manifest {
         api_version: "policies.kubewarden.io/v1",
         kind: "ClusterAdmissionPolicyGroup",
-        metadata: Named { name: "gangwarden-gang-topology".into() },
+        // The group reports as its first member does (gang and topology agree).
+        metadata: ManifestMeta::of("gangwarden-gang-topology", &metadata[0])?,
         spec: GroupSpec {
             policy_server: "default",
             mode,
