@@ -176,6 +176,15 @@ fn insert_if_set(entry: &mut Map<String, Value>, key: &str, value: &Value) {
 /// by `file://` of its annotated module in `modules` (policy name → path). The controller
 /// writes it as JSON, which policy-server reads as YAML.
 pub fn policies_yml(manifests: &[Value], modules: &BTreeMap<String, PathBuf>) -> Result<Value, String> {
+    policies_yml_with(manifests, |module| local_module(module, modules))
+}
+
+/// [`policies_yml`] with each manifest's `module:` replaced by `module_url(module)`, e.g. a
+/// `registry://` of a local registry.
+pub fn policies_yml_with(
+    manifests: &[Value],
+    module_url: impl Fn(&str) -> Result<String, String>,
+) -> Result<Value, String> {
     let capabilities = json!(CLUSTER_WIDE_CAPABILITIES);
     let mut out = Map::new();
     for manifest in manifests {
@@ -193,7 +202,7 @@ pub fn policies_yml(manifests: &[Value], modules: &BTreeMap<String, PathBuf>) ->
             for (member, m) in members {
                 let module = m["module"].as_str().ok_or(format!("{name}: member {member} has no module"))?;
                 let mut p = Map::new();
-                p.insert("module".into(), json!(local_module(module, modules)?));
+                p.insert("module".into(), json!(module_url(module)?));
                 // runtime.RawExtension: `null` when absent, never left out.
                 p.insert("settings".into(), m["settings"].clone());
                 insert_if_set(&mut p, "contextAwareResources", &m["contextAwareResources"]);
@@ -206,7 +215,7 @@ pub fn policies_yml(manifests: &[Value], modules: &BTreeMap<String, PathBuf>) ->
             entry.insert("message".into(), json!(spec["message"].as_str().unwrap_or_default()));
         } else {
             let module = spec["module"].as_str().ok_or(format!("{name}: no spec.module"))?;
-            entry.insert("module".into(), json!(local_module(module, modules)?));
+            entry.insert("module".into(), json!(module_url(module)?));
             entry.insert("policyMode".into(), json!(mode));
             entry.insert("allowedToMutate".into(), json!(spec["mutating"].as_bool().unwrap_or(false)));
             insert_if_set(&mut entry, "contextAwareResources", &spec["contextAwareResources"]);
@@ -220,6 +229,34 @@ pub fn policies_yml(manifests: &[Value], modules: &BTreeMap<String, PathBuf>) ->
         }
     }
     Ok(Value::Object(out))
+}
+
+/// The AdmissionRequest Kubewarden's audit scanner (1.35) sends policy-server's `/audit/<id>`
+/// for an existing object (`internal/audit-scanner/scanner/admission_request.go`): CREATE,
+/// `resource.resource` the Kind (not the plural), an empty `userInfo`, no old object.
+pub fn audit_request(object: &Value) -> Value {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let meta = &object["metadata"];
+    let gvk = json!({"group": group, "version": version, "kind": kind});
+    let mut request = json!({
+        "uid": meta["uid"].as_str().unwrap_or("00000000-0000-4000-8000-00000000a0d1"),
+        "kind": gvk,
+        "resource": {"group": group, "version": version, "resource": kind},
+        "requestKind": gvk,
+        "operation": "CREATE",
+        "userInfo": {},
+        "object": object,
+        "oldObject": null,
+        "options": null,
+    });
+    for field in ["name", "namespace"] {
+        if let Some(value) = meta[field].as_str().filter(|v| !v.is_empty()) {
+            request[field] = json!(value);
+        }
+    }
+    request
 }
 
 /// Every (apiVersion, kind) the manifests' policies and group members may look up: what a
@@ -249,11 +286,17 @@ pub struct Options {
     pub log_level: String,
     /// `--workers`; `None`: policy-server's default (one per core).
     pub workers: Option<usize>,
+    /// More arguments, e.g. `--sources-path FILE`, `--verification-path FILE`.
+    pub extra_args: Vec<String>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { log_level: std::env::var("POLICY_SERVER_LOG_LEVEL").unwrap_or_else(|_| "info".into()), workers: None }
+        Options {
+            log_level: std::env::var("POLICY_SERVER_LOG_LEVEL").unwrap_or_else(|_| "info".into()),
+            workers: None,
+            extra_args: Vec::new(),
+        }
     }
 }
 
@@ -313,6 +356,7 @@ impl PolicyServer {
         if let Some(workers) = options.workers {
             cmd.args(["--workers", &workers.to_string()]);
         }
+        cmd.args(&options.extra_args);
         match kubeconfig {
             Some(path) => cmd.env("KUBECONFIG", path),
             // A kubeconfig that does not exist, so no ~/.kube/config is picked up either.
@@ -378,10 +422,20 @@ impl PolicyServer {
     /// the answer), or why there is none (an HTTP error, or policy-server's output when it
     /// died).
     pub fn validate(&self, policy_id: &str, admission_request: &Value) -> Result<Value, String> {
+        self.post("validate", policy_id, admission_request)
+    }
+
+    /// As [`PolicyServer::validate`], to `/audit/<policy_id>`, where the audit scanner sends
+    /// each existing object.
+    pub fn audit(&self, policy_id: &str, admission_request: &Value) -> Result<Value, String> {
+        self.post("audit", policy_id, admission_request)
+    }
+
+    fn post(&self, endpoint: &str, policy_id: &str, admission_request: &Value) -> Result<Value, String> {
         let review =
             json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": admission_request});
         let body = serde_json::to_vec(&review).map_err(|e| e.to_string())?;
-        let url = format!("{}/validate/{policy_id}", self.url());
+        let url = format!("{}/{endpoint}/{policy_id}", self.url());
         let (status, answer) = client::request("POST", &url, Some("application/json"), &body, ANSWER_WITHIN)
             .map_err(|e| format!("POST {url}: {e}\npolicy-server output:\n{}", self.log_tail(20)))?;
         let text = String::from_utf8_lossy(&answer);

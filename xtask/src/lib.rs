@@ -5,6 +5,8 @@
 
 pub mod packaging;
 pub mod playground;
+pub mod release;
+pub mod sign;
 
 use gangwarden_e2e_tests::repo_root;
 

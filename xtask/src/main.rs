@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use gangwarden_e2e_tests::metadata::shown;
 use gangwarden_e2e_tests::repo_root;
-use xtask::{packaging, playground};
+use xtask::{packaging, playground, release, sign};
 
 mod bench;
 mod bench_case;
@@ -89,6 +89,30 @@ enum Job {
         /// The cargo-fuzz corpus folder.
         dir: PathBuf,
     },
+    /// Check that every file states the project's version (and that it is VERSION, when
+    /// given: a tag's), and print what a `v<version>` tag publishes (`make release-check`).
+    ReleaseCheck {
+        /// The version a tag would publish (`v` and all).
+        #[arg(long)]
+        version: Option<String>,
+    },
+    /// Write cosign.key (sealed with COSIGN_PASSWORD, in cosign's format) and cosign.pub.
+    GenerateKeyPair {
+        /// Where to write them.
+        #[arg(long, default_value = ".")]
+        output_dir: PathBuf,
+    },
+    /// Sign a pushed module with a cosign key (password in COSIGN_PASSWORD), pushing the
+    /// signature next to it, for a registry reached over plain HTTP (a local or air-gapped
+    /// one); `kwctl verify -k cosign.pub` checks it.
+    Sign {
+        /// The cosign private key.
+        #[arg(long)]
+        key: PathBuf,
+        /// The module, by digest: `[registry://]host:port/repository@sha256:<hex>` (what
+        /// `kwctl push -o json` prints as immutable_ref).
+        reference: String,
+    },
     /// Write the playground's build-time data into a folder: gallery.json (examples, e2e cases
     /// and corpus files as playground states) and site.json (version, API versions, settings
     /// tables, rule reference) (`make playground`).
@@ -146,6 +170,22 @@ fn main() -> ExitCode {
             exit("policy-server-bench", policy_server_bench::run(&args))
         }
         Job::FuzzSeeds { dir } => exit("fuzz-seeds", fuzz_seeds::run(&dir).map(|()| true)),
+        Job::ReleaseCheck { version } => {
+            let version = version.as_deref().map(|v| v.strip_prefix('v').unwrap_or(v));
+            exit("release-check", release::check(version).map(|plan| print!("{plan}")).map(|()| true))
+        }
+        Job::GenerateKeyPair { output_dir } => exit(
+            "generate-key-pair",
+            sign::generate_key_pair(&output_dir, &sign::password_from_env()).map(|(key, public)| {
+                println!("wrote {} and {}", key.display(), public.display());
+                true
+            }),
+        ),
+        Job::Sign { key, reference } => {
+            let signed =
+                sign::read_private_key(&key, &sign::password_from_env()).and_then(|k| sign::sign(&k, &reference));
+            exit("sign", signed.map(|tag| println!("pushed the signature {tag}")).map(|()| true))
+        }
         Job::PlaygroundData { out } => exit("playground-data", playground::write_data(&out).map(|()| true)),
     }
 }

@@ -1,9 +1,10 @@
-//! A tiny HTTP client, for tests.
+//! A tiny HTTP client, for tests and the project's automation against local servers.
 
 use super::*;
 
 /// A minimal HTTP/1.1 client over std's TcpStream (`Connection: close`, `http://` only), for
-/// talking to this server and to policy-server in tests.
+/// talking to this server, to policy-server and to a local OCI registry in tests and in the
+/// project's automation.
 pub mod client {
     use std::io::{self, Read, Write};
     use std::net::TcpStream;
@@ -22,26 +23,38 @@ pub mod client {
         })
     }
 
-    /// Sends one request and reads the whole answer: (status, body). Chunked bodies are
-    /// decoded.
-    pub fn request(
+    /// A whole answer: status, head fields (names in lower case) and body.
+    pub struct Response {
+        pub status: u16,
+        pub headers: Vec<(String, String)>,
+        pub body: Vec<u8>,
+    }
+
+    impl Response {
+        /// The first value of head field `name` (lower case).
+        pub fn header(&self, name: &str) -> Option<&str> {
+            self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        }
+    }
+
+    /// Sends one request with the given head fields and reads the whole answer. Chunked
+    /// bodies are decoded.
+    pub fn exchange(
         method: &str,
         url: &str,
-        content_type: Option<&str>,
+        headers: &[(&str, &str)],
         body: &[u8],
         timeout: Duration,
-    ) -> io::Result<(u16, Vec<u8>)> {
+    ) -> io::Result<Response> {
         let (authority, target) = split_url(url)?;
         let mut stream = TcpStream::connect(authority)?;
         stream.set_read_timeout(Some(timeout))?;
         stream.set_write_timeout(Some(timeout))?;
-        let mut head = format!(
-            "{method} {target} HTTP/1.1\r\nHost: {authority}\r\nAccept: application/json\r\nConnection: close\r\n"
-        );
-        if let Some(ct) = content_type {
-            head.push_str(&format!("Content-Type: {ct}\r\n"));
+        let mut head = format!("{method} {target} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
         }
-        if !body.is_empty() || method != "GET" {
+        if !body.is_empty() || !matches!(method, "GET" | "HEAD") {
             head.push_str(&format!("Content-Length: {}\r\n", body.len()));
         }
         head.push_str("\r\n");
@@ -50,11 +63,30 @@ pub mod client {
         stream.flush()?;
         let mut answer = Vec::new();
         stream.read_to_end(&mut answer)?;
-        parse_response(&answer)
+        parse_full_response(&answer)
+    }
+
+    /// Sends one request and reads the whole answer: (status, body).
+    pub fn request(
+        method: &str,
+        url: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+        timeout: Duration,
+    ) -> io::Result<(u16, Vec<u8>)> {
+        let mut headers = vec![("Accept", "application/json")];
+        headers.extend(content_type.map(|ct| ("Content-Type", ct)));
+        let r = exchange(method, url, &headers, body, timeout)?;
+        Ok((r.status, r.body))
     }
 
     /// Parses a whole HTTP/1.1 response (read until the connection closed).
     pub fn parse_response(answer: &[u8]) -> io::Result<(u16, Vec<u8>)> {
+        let r = parse_full_response(answer)?;
+        Ok((r.status, r.body))
+    }
+
+    fn parse_full_response(answer: &[u8]) -> io::Result<Response> {
         let end = answer
             .windows(4)
             .position(|w| w == b"\r\n\r\n")
@@ -65,13 +97,16 @@ pub mod client {
             .nth(1)
             .and_then(|s| s.parse::<u16>().ok())
             .ok_or_else(|| invalid(format!("bad status line in {head:?}")))?;
-        let chunked = head.lines().any(|l| {
-            l.split_once(':').is_some_and(|(n, v)| {
-                n.trim().eq_ignore_ascii_case("transfer-encoding") && v.to_ascii_lowercase().contains("chunked")
-            })
-        });
+        let headers: Vec<(String, String)> = head
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_once(':'))
+            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+            .collect();
+        let chunked =
+            headers.iter().any(|(n, v)| n == "transfer-encoding" && v.to_ascii_lowercase().contains("chunked"));
         let body = &answer[end + 4..];
-        Ok((status, if chunked { dechunk(body)? } else { body.to_vec() }))
+        Ok(Response { status, headers, body: if chunked { dechunk(body)? } else { body.to_vec() } })
     }
 
     /// Decodes a chunked body.

@@ -21,8 +21,9 @@ use gangwarden_core::cluster::{MemoryCluster, canonical_api_version};
 use gangwarden_e2e_tests::case::{Case, check};
 use gangwarden_e2e_tests::host::{Evaluation, Policy, validate_payload};
 use gangwarden_e2e_tests::policy_server::{
-    GroupExpect, PolicyServer, TempDir, annotate_all, context_aware_resources, entry_id, expect_from_answer,
-    group_members, judge, judge_group, policies_yml, project_policies, read_manifest, tool, with_settings,
+    GroupExpect, PolicyServer, TempDir, annotate_all, audit_request, context_aware_resources, entry_id,
+    expect_from_answer, group_members, judge, judge_group, policies_yml, project_policies, read_manifest, tool,
+    with_settings,
 };
 use gangwarden_e2e_tests::{POLICIES, deploy_manifest, metadata, payloads, repo_root};
 use gangwarden_test_apiserver::{Call, TestApiServer, namespaced};
@@ -401,6 +402,16 @@ fn run(verbose: bool) -> Result<bool, String> {
             }
         }
     }
+    match audit_as_validate(&server, &manifests) {
+        Ok(summary) => {
+            passed += 1;
+            println!("PASSED audit: {summary}");
+        }
+        Err(e) => {
+            failed += 1;
+            println!("FAILED audit: {e}");
+        }
+    }
     match made_up_keys(&server, &apiserver, &manifests) {
         Ok(summary) => {
             passed += 1;
@@ -419,7 +430,48 @@ fn run(verbose: bool) -> Result<bool, String> {
         apiserver.counts()
     );
     println!("policy-server: {passed} passed, {failed} failed");
-    Ok(failed == 0 && passed == chosen.len() + 1)
+    Ok(failed == 0 && passed == chosen.len() + 2)
+}
+
+/// Every example of `examples/` as the audit scanner sends an existing object, to each
+/// policy's `/audit/<id>`: the verdict (allowed, message, warnings) must be `/validate`'s for
+/// the same request, whatever `resource.resource` (the Kind) and the empty `userInfo` say.
+fn audit_as_validate(server: &PolicyServer, manifests: &Manifests) -> Result<String, String> {
+    let dir = repo_root().join("examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    let verdict = |review: &Value| {
+        let r = &review["response"];
+        (r["allowed"].clone(), r["status"]["message"].clone(), r["warnings"].clone())
+    };
+    let (mut sent, mut rejected) = (0, 0);
+    for file in &files {
+        let case = Case::load(file)?;
+        let object = case.object.clone().or_else(|| case.request.as_ref().map(|r| r["object"].clone()));
+        let Some(object) = object.filter(Value::is_object) else { continue };
+        let request = audit_request(&object);
+        for manifest in manifests.policies.values() {
+            let entry = entry_id(manifest)?;
+            let (audit, validate) = (server.audit(&entry, &request)?, server.validate(&entry, &request)?);
+            if verdict(&audit) != verdict(&validate) {
+                return Err(format!(
+                    "{} through {entry}: /audit answered {} but /validate {}",
+                    file.display(),
+                    audit["response"],
+                    validate["response"]
+                ));
+            }
+            sent += 1;
+            rejected += usize::from(audit["response"]["allowed"] == false);
+        }
+    }
+    Ok(format!(
+        "{sent} audit requests (every example through each policy): each answered as /validate answers it ({rejected} rejections)"
+    ))
 }
 
 /// How many objects with distinct made-up topology keys [`made_up_keys`] sends.
