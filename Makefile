@@ -71,6 +71,11 @@ fmt-check:
 lint:
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 
+# actionlint and zizmor over .github/workflows (installed by scripts/tools.sh).
+.PHONY: lint-workflows
+lint-workflows:
+	scripts/lint-workflows.sh
+
 unit:
 	$(CARGO) test --locked --workspace --exclude gangwarden-e2e-tests
 
@@ -78,7 +83,7 @@ unit:
 e2e: policies
 	$(CARGO) test --locked -p gangwarden-e2e-tests
 
-test: fmt-check lint unit e2e bench-check playground-test e2e-kwctl-if-found e2e-policy-server
+test: fmt-check lint lint-workflows unit e2e bench-check playground-test e2e-kwctl-if-found e2e-policy-server
 
 # The same cases through kwctl: requests, settings and replay sessions are exported from the
 # case files, each module is annotated (a kwctl warning fails) and run with exactly the
@@ -166,8 +171,11 @@ fuzz: tools
 # metadata.yml, a questions-ui.yml, a setting or a version.
 # `make annotate` embeds metadata.yml and README.md into each annotated-policy.wasm, and
 # `make publish REGISTRY=ghcr.io/<owner>/policies` pushes each as <REGISTRY>/<name>:v<version>
-# (<name> is the last part of io.kubewarden.policy.ociUrl). Both need kwctl on PATH.
-.PHONY: packaging annotate publish
+# (<name> is the last part of io.kubewarden.policy.ociUrl) and prints each immutable reference;
+# KWCTL_SOURCES=sources.yml names kwctl's sources file (e.g. a registry in insecure_sources).
+# Both need kwctl on PATH. `make release-check [VERSION=x.y.z]` checks that every file states
+# one version and prints what a v<version> tag publishes.
+.PHONY: packaging annotate publish release-check e2e-registry
 ANNOTATED_DIRS := . $(POLICY_DIRS)
 
 packaging: policies
@@ -190,8 +198,40 @@ publish: annotate
 	  version=$$(sed -n 's/^  io.kubewarden.policy.version: *//p' $$d/metadata.yml); \
 	  ref="registry://$(REGISTRY)/$${oci##*/}:v$$version"; \
 	  echo "kwctl push $$d/annotated-policy.wasm $$ref"; \
-	  $(KWCTL) push $$d/annotated-policy.wasm "$$ref" || exit 1; \
+	  $(KWCTL) push $(if $(KWCTL_SOURCES),--sources-path $(KWCTL_SOURCES)) -o json $$d/annotated-policy.wasm "$$ref" || exit 1; echo; \
 	done
+
+release-check:
+	$(CARGO) xtask release-check $(if $(VERSION),--version $(VERSION))
+
+# What a release attaches, in DIST: each annotated module as gangwarden-<name>-v<version>.wasm,
+# the CLI for TARGET (default: this machine's) as gangwarden-<version>-<target>.tar.gz, and
+# SHA256SUMS of them all. The release workflow builds the CLI archives on one runner per target.
+DIST ?= $(CARGO_TARGET_DIR)/dist
+PROJECT_VERSION = $(shell sed -n 's/^  io.kubewarden.policy.version: *//p' metadata.yml)
+CLI_TARGET = $(or $(TARGET),$(shell rustc -vV | sed -n 's/^host: //p'))
+.PHONY: cli-archive release-assets
+cli-archive:
+	$(CARGO) build --locked --release -p gangwarden-cli $(if $(TARGET),--target $(TARGET))
+	mkdir -p $(DIST)
+	tar -C $(CARGO_TARGET_DIR)/$(if $(TARGET),$(TARGET)/)release -czf $(DIST)/gangwarden-$(PROJECT_VERSION)-$(CLI_TARGET).tar.gz gangwarden
+
+release-assets: annotate cli-archive
+	@for d in $(ANNOTATED_DIRS); do \
+	  name=$$(if [ "$$d" = . ]; then echo bundle; else basename $$d; fi); \
+	  echo "cp $$d/annotated-policy.wasm $(DIST)/gangwarden-$$name-v$(PROJECT_VERSION).wasm"; \
+	  cp $$d/annotated-policy.wasm $(DIST)/gangwarden-$$name-v$(PROJECT_VERSION).wasm || exit 1; \
+	done
+	cd $(DIST) && sha256sum *.wasm *.tar.gz > SHA256SUMS && cat SHA256SUMS
+
+# The publish path for real: Debian's docker-registry on a free 127.0.0.1 port, `make publish`
+# into it, kwctl pull/inspect, policy-server loading deploy/ from it, and cosign-key signatures
+# checked by kwctl verify and policy-server's verification config (e2e-tests/tests/registry.rs).
+# Says `skipped:` without docker-registry, kwctl or policy-server.
+e2e-registry: policies
+	$(CARGO) test --locked -p gangwarden-e2e-tests --test registry -- --ignored --nocapture
+
+test: e2e-registry
 
 # --- gangwarden CLI (cli/) and the manifest engine (manifests/) ---
 .PHONY: cli docs bench-cli manifests-wasm
