@@ -12,6 +12,10 @@
 //!   ECDSA P-256/SHA-256, pushed as the one layer of an OCI manifest tagged
 //!   `sha256-<digest>.sig` in the module's repository, its base64 DER signature in the layer
 //!   annotation `dev.cosignproject.cosign/signature`.
+//!
+//! Built from p256, scrypt and crypto_secretbox: 45 crates, about 4 s cold on two cores. The
+//! `sigstore` crate (0.15, features cosign and rustls-tls) does the same with 396 crates (tokio,
+//! hyper, reqwest, oci-client, rustls) in about 83 s. Only xtask links either; no policy does.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

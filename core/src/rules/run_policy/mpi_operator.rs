@@ -20,22 +20,9 @@ const LAUNCHER_CREATION_POLICIES: [&str; 2] = ["AtStartup", "WaitForWorkersReady
 pub(super) const MANAGED_BY: [&str; 2] = ["kubeflow.org/mpi-operator", "kueue.x-k8s.io/multikueue"];
 
 /// The operator's `validateMPIJobName`: every Pod and Service name the job makes, up to
-/// `<name>-worker-<replicas - 1>`, is a DNS-1035 label. A name the apiserver refuses is
-/// `meta.name`'s to report; with `generateName` and no name yet, the prefix is checked as the
-/// apiserver will complete it.
+/// `<name>-worker-<replicas - 1>`, is a DNS-1035 label (the name as it will be created).
 pub(super) fn check_name(job: &KubeflowJob, v: &mut Verdict) {
-    let meta = &job.metadata;
-    let name = meta.name.as_deref().unwrap_or_default();
-    if !crate::rules::meta::apiserver_accepts_name(name, meta.generate_name.as_deref()) {
-        return;
-    }
-    let (path, value, name) = match meta.generate_name.as_deref() {
-        Some(prefix) if name.is_empty() && !prefix.is_empty() => {
-            let generated: String = prefix.chars().take(58).chain("x0000".chars()).collect();
-            (Path::new("metadata").child("generateName"), prefix, generated)
-        }
-        _ => (Path::new("metadata").child("name"), name, name.to_string()),
-    };
+    let Some((path, value, name)) = super::kubeflow::name_as_created(&job.metadata) else { return };
     let workers = job
         .replicas()
         .find(|(t, _)| t.as_str() == "Worker")
