@@ -361,18 +361,26 @@ fn node_floor(
     let with_lookup = payload(json!({}));
     let base_payload = payloads::baseline_payload(with_lookup.len());
     let base: Value = serde_json::from_slice(&base_payload).map_err(|e| e.to_string())?;
-    let listing = |name: &str| {
-        let masks = gangwarden_core::rules::topology::node_field_masks(&Default::default());
+    let listing = |name: &str, masks: &[&str]| {
         let mut manifest = with_settings(&baseline_manifest(&modules["baseline"]), name, &json!({"listNodes": masks}));
         manifest["spec"]["contextAwareResources"] = json!([{"apiVersion": "v1", "kind": "Node"}]);
         manifest
     };
     let topology = read_manifest(&deploy_manifest("topology"))?;
+    let off = json!({"capacityCheck": "off"});
+    let masks = |settings: &Value| -> Result<&'static [&'static str], String> {
+        let settings = serde_json::from_value(settings.clone()).map_err(|e| e.to_string())?;
+        Ok(gangwarden_core::rules::topology::node_field_masks(&settings))
+    };
     let manifests = vec![
         baseline_manifest(&modules["baseline"]),
-        listing("bench-baseline-list-nodes"),
+        listing("bench-baseline-list-nodes", masks(&json!({}))?),
         with_settings(&topology, "bench-topology", &json!({})),
         with_settings(&topology, "bench-topology-no-lookup", &json!({"checkNodeLabels": false})),
+        // What the capacity rules' masks (taints, allocatable) cost policy-server: the list
+        // call and the policy with them off, labels alone.
+        listing("bench-baseline-list-node-labels", masks(&off)?),
+        with_settings(&topology, "bench-topology-capacity-off", &off),
     ];
     let nodes = payloads::cluster_nodes(FLOOR_NODES);
     let cluster = MemoryCluster::new(nodes.clone());
@@ -393,6 +401,7 @@ fn node_floor(
         Ok(serde_json::from_slice::<Value>(p).map_err(|e| e.to_string())?["request"].clone())
     };
     let no_lookup = payload(json!({"checkNodeLabels": false}));
+    let capacity_off = payload(off.clone());
     let job = |pods: usize| payloads::validate_payload("CREATE", &payloads::capacity_job(pods), None, &json!({}));
     let (fits, never) = (job(4), job(64));
     let specs = vec![
@@ -413,6 +422,18 @@ fn node_floor(
             &manifests[2],
             &request(&with_lookup)?,
             host_allowed(topology_host, &with_lookup, cluster.clone(), "topology")?,
+        )?,
+        spec(
+            &format!("baseline, listing the {FLOOR_NODES} Nodes' labels alone (capacityCheck off), answer unread"),
+            &manifests[4],
+            &base["request"],
+            base_allowed,
+        )?,
+        spec(
+            &format!("topology, PodGroup, capacityCheck off (labels alone), {FLOOR_NODES} Nodes"),
+            &manifests[5],
+            &request(&capacity_off)?,
+            host_allowed(topology_host, &capacity_off, cluster.clone(), "topology, capacity off")?,
         )?,
         spec(
             &format!("topology, Job gang of 4 pods of 8 GPUs (capacity: fits a rack), {FLOOR_NODES} Nodes"),
