@@ -111,6 +111,28 @@ pub(super) fn requested_names(spec: &PodSpec) -> HashSet<&str> {
         .collect()
 }
 
+/// C-11 and the source settings for the claims of the Pod spec at `base`: its claims, and
+/// the well-formed sources among them, to look up.
+fn own_claims<'a>(
+    settings: &Settings,
+    spec: &'a PodSpec,
+    base: &Path,
+    v: &mut Verdict,
+) -> (Vec<Claim<'a>>, Vec<SourceRef<'a>>) {
+    check_pod_claims(spec, base, v);
+    let claims_path = base.child("resourceClaims");
+    let claims: Vec<Claim> = spec.resource_claims.iter().flatten().map(Claim::from).collect();
+    let mut sources = Vec::new();
+    for (i, claim) in claims.iter().enumerate() {
+        let item = claims_path.index(i);
+        check_source(settings, claim, &item, POD_CLAIMS, v);
+        if let Some(source) = claim.valid_source() {
+            sources.push((item.child(source.field()), source));
+        }
+    }
+    (claims, sources)
+}
+
 /// C-09, C-10, C-11 and the source settings for a Pod that joins a PodGroup. Returns the
 /// Pod's well-formed sources, to look up.
 pub(super) fn check_pod<'a>(
@@ -129,17 +151,8 @@ pub(super) fn check_pod<'a>(
         return Vec::new();
     }
     let base = Path::new("spec");
-    check_pod_claims(spec, &base, v);
+    let (pod_claims, sources) = own_claims(settings, spec, &base, v);
     let claims_path = base.child("resourceClaims");
-    let pod_claims: Vec<Claim> = spec.resource_claims.iter().flatten().map(Claim::from).collect();
-    let mut sources = Vec::new();
-    for (i, claim) in pod_claims.iter().enumerate() {
-        let item = claims_path.index(i);
-        check_source(settings, claim, &item, POD_CLAIMS, v);
-        if let Some(source) = claim.valid_source() {
-            sources.push((item.child(source.field()), source));
-        }
-    }
 
     let group_path = Path::new("spec").child("schedulingGroup").child("podGroupName");
     // The settings were validated when they were loaded.
@@ -268,17 +281,8 @@ pub(super) fn check_job_template<'a>(settings: &Settings, job: &'a BatchJob, v: 
     let group_claims = group.resource_claims.unwrap_or_default();
     let Some(spec) = job.spec.template.spec.as_ref().filter(|_| !group_claims.is_empty()) else { return Vec::new() };
     let base = job.spec_path().child("template").child("spec");
-    check_pod_claims(spec, &base, v);
+    let (pod_claims, sources) = own_claims(settings, spec, &base, v);
     let claims_path = base.child("resourceClaims");
-    let pod_claims: Vec<Claim> = spec.resource_claims.iter().flatten().map(Claim::from).collect();
-    let mut sources = Vec::new();
-    for (i, claim) in pod_claims.iter().enumerate() {
-        let item = claims_path.index(i);
-        check_source(settings, claim, &item, POD_CLAIMS, v);
-        if let Some(source) = claim.valid_source() {
-            sources.push((item.child(source.field()), source));
-        }
-    }
     let sharer = Sharer {
         group: format!("the {}'s {}", job.kind.name(), group.path),
         pods: "each Pod of the Job",
