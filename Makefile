@@ -224,6 +224,18 @@ release-assets: annotate cli-archive
 	done
 	cd $(DIST) && sha256sum *.wasm *.tar.gz > SHA256SUMS && cat SHA256SUMS
 
+# What the release puts on the artifacthub branch, in ARTIFACTHUB_DIR: a folder per package,
+# named as its artifacthub-pkg.yml names it, holding that file and the policy's README.
+ARTIFACTHUB_DIR ?= $(CARGO_TARGET_DIR)/artifacthub
+.PHONY: artifacthub-metadata
+artifacthub-metadata:
+	@for d in $(ANNOTATED_DIRS); do \
+	  name=$$(sed -n 's/^name: *//p' $$d/artifacthub-pkg.yml); \
+	  [ -n "$$name" ] || { echo "$$d/artifacthub-pkg.yml names no package" >&2; exit 1; }; \
+	  mkdir -p $(ARTIFACTHUB_DIR)/$$name && cp $$d/artifacthub-pkg.yml $$d/README.md $(ARTIFACTHUB_DIR)/$$name/ || exit 1; \
+	  echo "$(ARTIFACTHUB_DIR)/$$name: $$d/artifacthub-pkg.yml, $$d/README.md"; \
+	done
+
 # The publish path for real: Debian's docker-registry on a free 127.0.0.1 port, `make publish`
 # into it, kwctl pull/inspect, policy-server loading deploy/ from it, and cosign-key signatures
 # checked by kwctl verify and policy-server's verification config (e2e-tests/tests/registry.rs).
