@@ -121,19 +121,30 @@ fn kubeflow_demand(settings: &Settings, job: &KubeflowJob, d: &mut Demand) {
     let map = Path::new("spec").child(job.kind.replica_specs_field());
     let mut members = Vec::new();
     let mut by_type = Vec::new();
+    // Pods no claim is made about (asking for nothing, pinned to a Node, unreadable) may fill
+    // any number of the gang's places: with one, no gang size is provably too large.
+    let mut unclaimed = 0;
     for (replica_type, spec) in job.replicas() {
-        let Some(pod) = spec.template.spec.as_ref() else { continue };
         let count = u64::try_from(job.replica_count(replica_type, spec)).unwrap_or(0);
         let at = map.key(replica_type).child("template").child("spec");
-        if let Some(shape) = d.shape(settings, pod, at, format!("{replica_type} pod"), None, false) {
-            members.push((shape, count));
-            by_type.push((replica_type.as_str(), shape));
+        let shape = spec
+            .template
+            .spec
+            .as_ref()
+            .and_then(|pod| d.shape(settings, pod, at, format!("{replica_type} pod"), None, false));
+        match shape {
+            Some(shape) => {
+                members.push((shape, count));
+                by_type.push((replica_type.as_str(), shape));
+            }
+            None => unclaimed += count,
         }
     }
     let total: u64 = members.iter().map(|(_, c)| c).sum();
     let min_available = job.scheduling_policy().and_then(|p| p.min_available).and_then(|n| u64::try_from(n).ok());
     if let Some(size) = min_available.filter(|n| (1..=total).contains(n))
         && !members.is_empty()
+        && unclaimed == 0
     {
         let at = Path::new("spec").child("runPolicy").child("schedulingPolicy").child("minAvailable");
         d.gangs.push(Gang {
