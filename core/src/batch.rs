@@ -133,6 +133,10 @@ pub struct BatchJob {
     pub metadata: JobMeta,
     /// The Job's spec, or the CronJob's `spec.jobTemplate.spec` (default when absent).
     pub spec: JobSpec,
+    /// A CronJob's `spec.jobTemplate.metadata` labels and annotations, which each Job it makes
+    /// carries (Kueue reads its queue and partial admission there); empty for a Job.
+    pub template_labels: BTreeMap<String, String>,
+    pub template_annotations: BTreeMap<String, String>,
 }
 
 /// A Job or a CronJob as written: one type reads both, a CronJob's spec being read for its
@@ -160,7 +164,19 @@ struct WrittenSpec {
 #[derive(Default, Deserialize)]
 #[serde(default)]
 struct WrittenTemplate {
+    #[serde(deserialize_with = "null_as_default")]
+    metadata: TemplateLabels,
     spec: Option<WrittenSpec>,
+}
+
+/// A job template's `metadata`: only its labels and annotations are read.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct TemplateLabels {
+    #[serde(deserialize_with = "null_as_default")]
+    labels: BTreeMap<String, String>,
+    #[serde(deserialize_with = "null_as_default")]
+    annotations: BTreeMap<String, String>,
 }
 
 impl From<WrittenSpec> for JobSpec {
@@ -179,11 +195,20 @@ impl BatchJob {
     /// read as narrowly as the rules need).
     pub fn decode(kind: BatchKind, text: &str) -> Result<BatchJob, String> {
         let written: Written = crate::decode::from_str(text)?;
-        let spec = match kind {
-            BatchKind::Job => written.spec,
-            BatchKind::CronJob => written.spec.and_then(|s| s.job_template).and_then(|t| t.spec),
+        let (spec, template) = match kind {
+            BatchKind::Job => (written.spec, TemplateLabels::default()),
+            BatchKind::CronJob => match written.spec.and_then(|s| s.job_template) {
+                Some(t) => (t.spec, t.metadata),
+                None => (None, TemplateLabels::default()),
+            },
         };
-        Ok(BatchJob { kind, metadata: written.metadata, spec: spec.map(JobSpec::from).unwrap_or_default() })
+        Ok(BatchJob {
+            kind,
+            metadata: written.metadata,
+            spec: spec.map(JobSpec::from).unwrap_or_default(),
+            template_labels: template.labels,
+            template_annotations: template.annotations,
+        })
     }
 
     /// Where the JobSpec sits.
@@ -205,6 +230,19 @@ impl BatchJob {
     pub fn annotation(&self, key: &str) -> Option<&str> {
         self.metadata.annotations.as_ref()?.get(key).map(String::as_str)
     }
+
+    /// A label of a CronJob's job template.
+    pub fn template_label(&self, key: &str) -> Option<&str> {
+        self.template_labels.get(key).map(String::as_str)
+    }
+
+    /// An annotation of the Jobs this object makes: a Job's own, a CronJob's job template's.
+    pub fn job_annotation(&self, key: &str) -> Option<&str> {
+        match self.kind {
+            BatchKind::Job => self.annotation(key),
+            BatchKind::CronJob => self.template_annotations.get(key).map(String::as_str),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -224,6 +262,7 @@ mod tests {
         let gang =
             job.spec.scheduling.as_ref().and_then(|s| s.scheduling_policy.as_ref()).and_then(|p| p.gang.as_ref());
         assert_eq!(gang.map(|g| g.min_count), Some(None));
+        assert_eq!(job.template_label("a"), Some("b"));
         assert_eq!(job.spec.template.metadata.unwrap().annotations.unwrap()["k"], "v");
         assert_eq!(job.spec.template.spec.unwrap().containers[0].name, "c");
         // A Job's spec would be read as its own, not as a job template.

@@ -16,6 +16,7 @@ pub mod meta;
 pub mod names;
 pub mod nodes;
 pub mod pod;
+pub mod quantity;
 pub mod request;
 pub mod review;
 pub mod rules;

@@ -11,9 +11,9 @@ use std::borrow::Cow;
 
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::capacity::quantity::scheduler_units;
 use crate::cluster::Query;
 use crate::decode::Text;
+use crate::quantity::scheduler_units;
 
 /// The field masks of the Node list: labels for the topology keys; taints and allocatable
 /// resources too when the capacity rules run (policy-server sends each Node's `metadata`

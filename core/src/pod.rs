@@ -88,6 +88,9 @@ pub struct PodSpec {
     /// Pod-level `resources` (gate `PodLevelResources`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<RawJson>,
+    /// Whose `scheduling.tolerations` the RuntimeClass admission plugin merges in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_class_name: Option<RawJson>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]

@@ -6,25 +6,31 @@
 //!
 //! - a pod fits some Node it may use (its nodeSelector, required node affinity and
 //!   tolerations allow it) with every resource it asks for within that Node's allocatable;
-//! - a gang of `size` pods (in one topology domain, when it asks for one): the Nodes hold at
-//!   most `Σ over shapes of min(pods of the shape, Σ over Nodes of how many of that shape
-//!   the Node holds alone)` pods, and for each resource, the `size` smallest asks together
-//!   are within what the Nodes that may take one of them offer.
+//! - a gang of `size` pods (in one topology domain, when it asks for one) fits the Nodes only
+//!   if each of these holds:
+//!   - `Σ over shapes of min(pods of the shape, Σ over Nodes of how many of that shape the
+//!     Node holds alone) ≥ size`;
+//!   - `Σ over Nodes of what the Node holds of the gang together ≥ size`, where a Node holds
+//!     together at most, for each resource, the pods that ask for it (at most its allocatable
+//!     over the least any of them asks) plus those of the shapes that do not: pods of
+//!     different shapes that each fill a Node's GPUs cannot share it;
+//!   - for each resource, the `size` smallest asks together are within what the Nodes that
+//!     may take one of them offer.
 //!
-//! A gang that passes both may still never start (pods of different shapes compete for the
-//! same Nodes, other pods run there); one that fails either cannot start on these Nodes.
-//! Nodes whose capacity is unknown (no `status.allocatable`, an amount that cannot be read)
-//! can hold anything. Every condition only gets easier as Nodes are added, so the list is read
-//! only until every pod and gang has passed.
+//! A gang that passes all of them may still never start (other pods run there, the packing
+//! has no solution); one that fails any cannot start on these Nodes. Nodes whose capacity is
+//! unknown (no `status.allocatable`, an amount that cannot be read) can hold anything. Every
+//! condition only gets easier as Nodes are added, so the list is read only until every pod and
+//! gang has passed.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::placement::{Excluded, Placement};
-use super::quantity::show;
 use super::request::Ask;
 use crate::field::{BadValue, Path, plural};
 use crate::nodes::{Node, Wanted};
+use crate::quantity::show;
 
 /// A count no Node limits (its capacity is unknown).
 const UNBOUNDED: u64 = u64::MAX;
@@ -38,6 +44,9 @@ pub struct Shape {
     pub spec_path: Path,
     /// How messages name one of its pods: `pod`, `Worker pod`.
     pub name: String,
+    /// Where tolerations were counted from besides the pod's own (`RuntimeClass "nvidia"`,
+    /// `capacityAddedTolerations`), for the taint finding's message.
+    pub tolerations_from: Vec<String>,
 }
 
 /// Pods that must all run at once: a gang, or a Kueue pod set kept in one topology domain.
@@ -92,6 +101,8 @@ struct ShapeState {
 struct DomainState {
     /// Per member: how many of its pods the domain's Nodes hold (each Node alone).
     holds: Vec<u64>,
+    /// How many of the gang's pods the domain's Nodes hold, each Node its members together.
+    together: u64,
     /// Per resource of the gang: what the Nodes that may take one of its pods offer.
     offered: Vec<u64>,
     pods: u64,
@@ -125,6 +136,11 @@ struct GangState {
     resources: Vec<(String, Option<usize>)>,
     /// Per resource: the least the gang asks in all (its `size` smallest asks).
     need: Vec<u64>,
+    /// Per resource: the least one of the gang's pods that asks for it asks (`None`: none
+    /// asks for it).
+    least: Vec<Option<u64>>,
+    /// Per resource, per member: whether the member's pods ask for it.
+    asking: Vec<Vec<bool>>,
     /// How messages name each member's pods.
     names: Vec<String>,
     domain_slot: Option<usize>,
@@ -199,9 +215,27 @@ impl<'s> Analysis<'s> {
                         total
                     })
                     .collect();
+                let least = resource_names
+                    .iter()
+                    .map(|name| {
+                        g.members
+                            .iter()
+                            .filter_map(|(s, _)| shapes[*s].asks.iter().find(|a| a.resource == *name))
+                            .map(|a| a.units)
+                            .min()
+                    })
+                    .collect();
+                let asking = resource_names
+                    .iter()
+                    .map(|name| {
+                        g.members.iter().map(|(s, _)| shapes[*s].asks.iter().any(|a| a.resource == *name)).collect()
+                    })
+                    .collect();
                 GangState {
                     resources: resource_names.iter().map(|n| (n.to_string(), resources.slot(n))).collect(),
                     need,
+                    least,
+                    asking,
                     names,
                     domain_slot: g.domain.as_deref().and_then(|k| labels.slot(k)),
                     ..GangState::default()
@@ -275,8 +309,10 @@ impl<'s> Analysis<'s> {
                 (Some(_), None) => continue,
             };
             let admitted = gang.members.iter().any(|(s, _)| self.shape_states[*s].admitted_now);
+            let together = held_together(gang, state, &self.shape_states, node, self.pods_slot);
             let fresh = || DomainState {
                 holds: vec![0; gang.members.len()],
+                together: 0,
                 offered: vec![0; state.resources.len()],
                 pods: 0,
                 nodes: 0,
@@ -290,6 +326,7 @@ impl<'s> Analysis<'s> {
             for ((s, _), holds) in gang.members.iter().zip(d.holds.iter_mut()) {
                 *holds = saturating_sum(*holds, self.shape_states[*s].on_node);
             }
+            d.together = saturating_sum(d.together, together);
             if admitted {
                 for ((_, slot), offered) in state.resources.iter().zip(d.offered.iter_mut()) {
                     let on_node = if node.has_allocatable { slot.and_then(|s| node.offers(s)) } else { None };
@@ -352,11 +389,16 @@ impl<'s> Analysis<'s> {
                 )
             } else {
                 let example = state.taint.as_deref().map(|t| format!(" (such as {t})")).unwrap_or_default();
+                let counted = match shape.tolerations_from.split_last() {
+                    None => "its own tolerations".to_string(),
+                    Some((last, [])) => format!("its own tolerations and those of {last}"),
+                    Some((last, rest)) => format!("its own tolerations and those of {} and {last}", rest.join(", ")),
+                };
                 (
                     spec.child("tolerations"),
                     BadValue::omitted(),
                     format!(
-                        "every node that matches its nodeSelector and node affinity has a NoSchedule or NoExecute taint it does not tolerate{example}"
+                        "every node that matches its nodeSelector and node affinity has a NoSchedule or NoExecute taint it does not tolerate{example}, counting {counted}"
                     ),
                 )
             };
@@ -376,6 +418,7 @@ impl<'s> Analysis<'s> {
         let (at, value, message, resources) = match short {
             Some((ask, largest)) => {
                 let has = match largest.unwrap_or(0) {
+                    0 if state.admitted == 1 => format!("{of_the} has none"),
                     0 => format!("none of {of_the} has any"),
                     l if state.admitted == 1 => format!("{of_the} has {} allocatable", show(&ask.resource, l)),
                     l => format!("the largest of {of_the} has {} allocatable", show(&ask.resource, l)),
@@ -390,7 +433,11 @@ impl<'s> Analysis<'s> {
             None if state.largest_pods == Some(0) => (
                 spec.clone(),
                 BadValue::omitted(),
-                format!("{of_the} take no more pods (allocatable pods: 0)"),
+                if state.admitted == 1 {
+                    format!("{of_the} takes no pods (allocatable pods: 0)")
+                } else {
+                    format!("{of_the} take no pods (allocatable pods: 0)")
+                },
                 Vec::new(),
             ),
             None => {
@@ -418,7 +465,13 @@ impl<'s> Analysis<'s> {
     fn gang_finding(&self, gang: &Gang, state: &GangState) -> Finding {
         // The domain that holds the most of the gang's pods.
         let placeable = |d: &DomainState| -> u64 {
-            gang.members.iter().zip(&d.holds).map(|((_, count), holds)| (*count).min(*holds)).fold(0, saturating_sum)
+            let alone = gang
+                .members
+                .iter()
+                .zip(&d.holds)
+                .map(|((_, count), holds)| (*count).min(*holds))
+                .fold(0, saturating_sum);
+            alone.min(d.together)
         };
         let best = state.domains.iter().max_by_key(|(name, d)| (placeable(d), std::cmp::Reverse(name.as_str())));
         let (best_name, best) = match best {
@@ -441,7 +494,7 @@ impl<'s> Analysis<'s> {
                 Some(_) => format!("the largest domain, {best_name:?} ({}), holds", plural(nodes, "node")),
             };
             format!(
-                "{} of {size} pods can never run at once{in_domain}: {}, and {where_} at most {held} of them",
+                "{} of {size} pods can never run at once{in_domain}: {}, and {where_} at most {held} of them, even when empty",
                 gang.what,
                 pods_ask.join("; "),
             )
@@ -464,7 +517,7 @@ impl<'s> Analysis<'s> {
                 }
             };
             format!(
-                "{} of {size} pods can never run at once{in_domain}: together they ask at least {} {resource}, and {offered}",
+                "{} of {size} pods can never run at once{in_domain}: together they ask at least {} {resource}, and {offered}, even when empty",
                 gang.what,
                 show(resource, need),
             )
@@ -502,11 +555,39 @@ fn merge_alike(shapes: &[Shape], gang: &Gang) -> (Gang, Vec<String>) {
     (Gang { members, ..gang.clone() }, names)
 }
 
+/// How many of `gang`'s pods `node` can hold together, at most: no more than its members
+/// hold alone (`alone`, per member), than it takes pods, nor, for each resource, than the
+/// pods that ask for it can share (its allocatable over the least one of them asks) plus the
+/// pods of members that do not ask for it.
+fn held_together(gang: &Gang, state: &GangState, shapes: &[ShapeState], node: &Node, pods_slot: Option<usize>) -> u64 {
+    // What each member's pods hold of the Node alone, at most as many as the gang has.
+    let alone = |m: usize| {
+        let (s, count) = gang.members[m];
+        shapes[s].on_node.min(count)
+    };
+    let mut most = (0..gang.members.len()).map(alone).fold(0, saturating_sum);
+    if !node.has_allocatable || most == 0 {
+        return most;
+    }
+    if let Some(pods) = pods_slot.and_then(|s| node.listed(s)) {
+        most = most.min(pods);
+    }
+    for (((_, slot), least), asking) in state.resources.iter().zip(&state.least).zip(&state.asking) {
+        let (Some(least), Some(offered)) = (least, slot.and_then(|s| node.offers(s))) else { continue };
+        let others = (0..gang.members.len()).filter(|m| !asking[*m]).map(alone).fold(0, saturating_sum);
+        most = most.min(saturating_sum(offered / least, others));
+    }
+    most
+}
+
 /// Whether a domain's Nodes pass every necessary condition for the gang.
 fn fits(gang: &Gang, need: &[u64], d: &DomainState) -> bool {
     let placeable =
         gang.members.iter().zip(&d.holds).map(|((_, count), holds)| (*count).min(*holds)).fold(0, saturating_sum);
-    placeable >= gang.size && d.pods >= gang.size && need.iter().zip(&d.offered).all(|(need, offered)| offered >= need)
+    placeable >= gang.size
+        && d.together >= gang.size
+        && d.pods >= gang.size
+        && need.iter().zip(&d.offered).all(|(need, offered)| offered >= need)
 }
 
 /// `8 nvidia.com/gpu, 32 cpu and 256Gi memory`: a pod's asks, largest first by how users
@@ -540,12 +621,12 @@ mod tests {
     fn shape(name: &str, spec: Value) -> Shape {
         let spec: PodSpec = crate::decode::from_json(&spec).unwrap();
         let spec_path = Path::new("spec.template.spec");
-        let asks = pod_asks(&spec, &spec_path, None);
+        let asks = pod_asks(&spec, &spec_path, None).unwrap();
         let extended: Vec<&str> = asks.iter().map(|a| a.resource.as_str()).collect();
         let placement =
             Placement::read(spec.node_selector.as_ref(), spec.affinity.as_ref(), spec.tolerations.as_ref(), &extended)
                 .unwrap();
-        Shape { asks, placement, spec_path, name: name.to_string() }
+        Shape { asks, placement, spec_path, name: name.to_string(), tolerations_from: Vec::new() }
     }
 
     fn pod(resources: Value) -> Value {
@@ -640,7 +721,7 @@ mod tests {
         assert_eq!(
             analyse(&mut [shape("pod", pod(json!({"cpu": "1"})))], &[], tainted.clone()).0,
             [
-                "spec.template.spec.tolerations:  no node can ever run this pod: every node that matches its nodeSelector and node affinity has a NoSchedule or NoExecute taint it does not tolerate (such as dedicated=ml:NoSchedule) (checked 4 nodes)"
+                "spec.template.spec.tolerations:  no node can ever run this pod: every node that matches its nodeSelector and node affinity has a NoSchedule or NoExecute taint it does not tolerate (such as dedicated=ml:NoSchedule), counting its own tolerations (checked 4 nodes)"
             ]
         );
         let tolerating =
@@ -653,13 +734,13 @@ mod tests {
         let eight = || shape("pod", pod(json!({"nvidia.com/gpu": "8"})));
         assert_eq!(
             analyse(&mut [eight()], &[gang(&[(0, 5)], 5, None)], gpu_nodes()),
-            (vec!["spec.scheduling.schedulingPolicy.gang.minCount: 5 the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them".to_string()], 4)
+            (vec!["spec.scheduling.schedulingPolicy.gang.minCount: 5 the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them, even when empty".to_string()], 4)
         );
         assert_eq!(analyse(&mut [eight()], &[gang(&[(0, 4)], 4, None)], gpu_nodes()), (vec![], 4));
         assert_eq!(
             analyse(&mut [eight()], &[gang(&[(0, 3)], 3, Some("rack"))], gpu_nodes()).0,
             [
-                "spec.scheduling.schedulingPolicy.gang.minCount: 3 the gang of 3 pods can never run at once in one \"rack\" domain: each pod asks 8 nvidia.com/gpu, and the largest domain, \"r0\" (2 nodes), holds at most 2 of them"
+                "spec.scheduling.schedulingPolicy.gang.minCount: 3 the gang of 3 pods can never run at once in one \"rack\" domain: each pod asks 8 nvidia.com/gpu, and the largest domain, \"r0\" (2 nodes), holds at most 2 of them, even when empty"
             ]
         );
         // Small pods: many to a node. 16 pods of 2 CPUs share one rack of two 64-CPU nodes;
@@ -680,7 +761,7 @@ mod tests {
         assert_eq!(
             analyse(&mut shapes, &[gang(&[(0, 1), (1, 7)], 8, None)], gpu_nodes()).0,
             [
-                "spec.scheduling.schedulingPolicy.gang.minCount: 8 the gang of 8 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them"
+                "spec.scheduling.schedulingPolicy.gang.minCount: 8 the gang of 8 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them, even when empty"
             ]
         );
         // Each shape fits one per node, but their CPUs together exceed the nodes'.
@@ -693,11 +774,44 @@ mod tests {
         assert_eq!(
             analyse(&mut shapes, &[gang(&[(0, 2), (1, 2)], 4, None)], two.clone()).0,
             [
-                "spec.scheduling.schedulingPolicy.gang.minCount: 4 the gang of 4 pods can never run at once: together they ask at least 136 cpu, and the nodes that may run them offer 128 in all"
+                "spec.scheduling.schedulingPolicy.gang.minCount: 4 the gang of 4 pods can never run at once: together they ask at least 136 cpu, and the nodes that may run them offer 128 in all, even when empty"
             ]
         );
         // Three of the four at once can choose the smallest: 8 + 8 + 60 = 76 of 128.
         assert_eq!(analyse(&mut shapes, &[gang(&[(0, 2), (1, 2)], 3, None)], two).0, Vec::<String>::new());
+    }
+
+    #[test]
+    fn pods_of_different_shapes_that_cannot_share_a_node() {
+        // A Master and Workers of 5 GPUs each: alone, each fits every 8-GPU node, and 25 of the
+        // cluster's 32 GPUs would do, but no node holds two of them: at most 4 at once.
+        let mut shapes = [
+            shape("Master pod", pod(json!({"nvidia.com/gpu": "5", "cpu": "1"}))),
+            shape("Worker pod", pod(json!({"nvidia.com/gpu": "5", "cpu": "2"}))),
+        ];
+        assert_eq!(
+            analyse(&mut shapes, &[gang(&[(0, 1), (1, 4)], 5, None)], gpu_nodes()).0,
+            [
+                "spec.scheduling.schedulingPolicy.gang.minCount: 5 the gang of 5 pods can never run at once: each Master pod asks 5 nvidia.com/gpu and 1 cpu; each Worker pod asks 5 nvidia.com/gpu and 2 cpu, and the cluster's 4 nodes hold at most 4 of them, even when empty"
+            ]
+        );
+        assert_eq!(analyse(&mut shapes, &[gang(&[(0, 1), (1, 4)], 4, None)], gpu_nodes()).0, Vec::<String>::new());
+        // A Master asking for no GPU shares a node with a Worker: 5 at once fit.
+        let mut shapes = [
+            shape("Master pod", pod(json!({"cpu": "1"}))),
+            shape("Worker pod", pod(json!({"nvidia.com/gpu": "5", "cpu": "2"}))),
+        ];
+        assert_eq!(analyse(&mut shapes, &[gang(&[(0, 1), (1, 4)], 5, None)], gpu_nodes()).0, Vec::<String>::new());
+        // GPU pods of 3 and 5: one of each shares an 8-GPU node.
+        let mut shapes = [
+            shape("Master pod", pod(json!({"nvidia.com/gpu": "3"}))),
+            shape("Worker pod", pod(json!({"nvidia.com/gpu": "5"}))),
+        ];
+        assert_eq!(
+            analyse(&mut shapes, &[gang(&[(0, 4), (1, 4)], 8, None)], gpu_nodes()).0,
+            Vec::<String>::new(),
+            "each node takes a 3 and a 5: 8 at once"
+        );
     }
 
     #[test]
@@ -720,7 +834,7 @@ mod tests {
         assert_eq!(
             analyse(&mut [shape("pod", pod(json!({"cpu": "1"})))], &[], full).0,
             [
-                "spec.template.spec:  no node can ever run this pod: the eligible node take no more pods (allocatable pods: 0)"
+                "spec.template.spec:  no node can ever run this pod: the eligible node takes no pods (allocatable pods: 0)"
             ]
         );
         let _ = RawJson(crate::decode::to_raw(&json!(null)));

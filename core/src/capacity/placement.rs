@@ -237,25 +237,41 @@ impl Placement {
             }
             p.terms = Some(terms);
         }
-        let tolerations = tolerations.map(RawJson::value).unwrap_or(Value::Null);
-        let tolerations = match &tolerations {
-            Value::Null => &[][..],
-            Value::Array(items) => items,
-            _ => return None,
-        };
-        for t in tolerations.iter().filter(|t| !t.is_null()) {
-            p.tolerations.add(text(t, "key")?, text(t, "operator")?, text(t, "value")?, text(t, "effect")?);
-        }
+        p.add_tolerations(&tolerations.map(RawJson::value).unwrap_or(Value::Null))?;
         for resource in extended.iter().filter(|r| is_extended_resource(r)) {
             p.tolerations.add(resource, "Exists", "", "NoSchedule");
         }
         Some(p)
     }
 
+    /// Adds a list of tolerations (a Pod's, a RuntimeClass's `scheduling.tolerations`, a
+    /// setting's); `None` when it is not one (nothing is added then).
+    pub fn add_tolerations(&mut self, list: &Value) -> Option<()> {
+        let list = match list {
+            Value::Null => &[][..],
+            Value::Array(items) => items,
+            _ => return None,
+        };
+        let mut read = Vec::with_capacity(list.len());
+        for t in list.iter().filter(|t| !t.is_null()) {
+            read.push((text(t, "key")?, text(t, "operator")?, text(t, "value")?, text(t, "effect")?));
+        }
+        for (key, operator, value, effect) in read {
+            self.tolerations.add(key, operator, value, effect);
+        }
+        Some(())
+    }
+
+    /// Tolerates every taint: what is assumed when a later admission step may add any
+    /// toleration (Kueue's flavors, a RuntimeClass that cannot be read).
+    pub fn tolerate_every_taint(&mut self) {
+        self.tolerations.add("", "Exists", "", "");
+    }
+
     /// A placement that admits every Node: what is assumed when the real one is not known.
     pub fn anywhere() -> Placement {
         let mut p = Placement::default();
-        p.tolerations.add("", "Exists", "", "");
+        p.tolerate_every_taint();
         p
     }
 

@@ -1,17 +1,26 @@
 //! What one pod asks of a node, as the scheduler computes it (component-helpers
-//! `resource.PodRequests`, which NodeResourcesFit uses): the containers' requests summed, the
-//! largest init container's (with the restartable sidecars before it, which keep running),
-//! pod-level resources where set, and the pod overhead.
+//! `resource.PodRequests`, which NodeResourcesFit uses) on the Pod the apiserver stored: the
+//! containers' requests summed, the largest init container's (with the restartable sidecars
+//! before it, which keep running), pod-level resources where set, and the pod overhead.
 //!
-//! A resource given only as a limit is also its request: the apiserver defaults a Pod's
-//! missing requests to its limits when the Pod is created from the template.
+//! The Pod is the one the apiserver defaulted (`SetDefaults_Pod`): a container's limit stands
+//! for its missing request, and a missing pod-level request of CPU or memory is the containers'
+//! own total when they ask for it, the pod-level limit only when none does (releases before
+//! 1.34 took the limit: where releases differ, the smaller figure is taken). Amounts are added
+//! exactly and rounded once per resource, as the scheduler does. An amount that cannot be
+//! read makes its resource unknown: no claim rests on it.
 
 use serde_json::Value;
 
-use super::quantity::scheduler_units;
 use crate::decode::RawJson;
 use crate::field::Path;
 use crate::pod::{Container, PodSpec};
+use crate::quantity::{fine_to_units, fine_units};
+
+/// The most distinct resources a pod's asks are read with: each is compared with every Node,
+/// and no real pod asks for more. Past it, no capacity claim is made about the pod (and
+/// reading stops, so a payload of thousands of made-up names costs no more than this).
+pub const MAX_RESOURCES: usize = 64;
 
 /// One resource the pod asks for: how much, in the scheduler's units (CPU in millicores),
 /// and where the largest share of it is written.
@@ -21,10 +30,6 @@ pub struct Ask {
     pub units: u64,
     pub at: Path,
 }
-
-/// Amounts by resource, each with where its largest share is written. A pod asks for a few
-/// resources: a list searched in order costs less code than a map, and no more time.
-type Amounts = Vec<(String, u64, Option<(u64, Path)>)>;
 
 /// Resources the scheduler's NodeResourcesFit checks: CPU, memory, ephemeral storage and the
 /// scalar resources (extended resources such as `nvidia.com/gpu`, hugepages, attachable
@@ -47,49 +52,66 @@ pub fn is_extended_resource(name: &str) -> bool {
         && crate::names::is_qualified_name(&format!("requests.{name}")).is_empty()
 }
 
-/// A `requests` or `limits` map (at `at`): each amount that reads as a quantity, by resource,
-/// with where it is written.
-fn amounts(raw: Option<&RawJson>, at: &Path) -> Vec<(String, u64, Path)> {
-    let Some(raw) = raw else { return Vec::new() };
-    let value = raw.value();
-    let Some(map) = value.as_object() else { return Vec::new() };
-    map.iter()
-        .filter(|(name, _)| is_checked_resource(name))
-        .filter_map(|(name, value)| {
-            // int-or-string: a custom resource's template may write `cpu: 4`.
-            let text = match value {
-                Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
-                _ => return None,
-            };
-            let units = scheduler_units(name, &text)?;
-            Some((name.clone(), units, at.key(name)))
-        })
-        .collect()
+/// Resources a pod may ask for at pod level (`IsSupportedPodLevelResource`).
+fn is_pod_level(name: &str) -> bool {
+    matches!(name, "cpu" | "memory") || name.starts_with("hugepages-")
 }
 
-/// The requests and limits of one `resources` block (at `at`).
-fn block(resources: Option<&RawJson>, at: &Path) -> Block {
-    let value = resources.map(RawJson::value).unwrap_or(Value::Null);
-    let part = |name: &str| value.get(name).map(|v| RawJson(crate::decode::to_raw(v)));
-    Block {
-        requests: amounts(part("requests").as_ref(), &at.child("requests")),
-        limits: amounts(part("limits").as_ref(), &at.child("limits")),
+/// An amount in fine units ([`crate::quantity::FINE`]), or one that cannot be read.
+type Amount = Option<u128>;
+
+/// One entry of a `requests` or `limits` map.
+struct Entry {
+    resource: String,
+    amount: Amount,
+    at: Path,
+}
+
+/// A `requests` or `limits` map (at `at`): each checked resource with its amount; `None`
+/// past [`MAX_RESOURCES`] of them.
+fn entries(raw: Option<&RawJson>, at: &Path) -> Option<Vec<Entry>> {
+    let Some(raw) = raw else { return Some(Vec::new()) };
+    let value = raw.value();
+    let Some(map) = value.as_object() else { return Some(Vec::new()) };
+    let mut out = Vec::new();
+    for (name, value) in map.iter().filter(|(name, _)| is_checked_resource(name)) {
+        if out.len() == MAX_RESOURCES {
+            return None;
+        }
+        // int-or-string: a custom resource's template may write `cpu: 4`.
+        let amount = match value {
+            Value::String(s) => fine_units(name, s),
+            Value::Number(n) => fine_units(name, &n.to_string()),
+            _ => None,
+        };
+        out.push(Entry { resource: name.clone(), amount, at: at.key(name) });
     }
+    Some(out)
 }
 
 /// Requests and limits, each amount with where it is written.
 struct Block {
-    requests: Vec<(String, u64, Path)>,
-    limits: Vec<(String, u64, Path)>,
+    requests: Vec<Entry>,
+    limits: Vec<Entry>,
 }
 
 impl Block {
-    /// The requests after the apiserver's defaulting: a limit stands for a missing request.
-    fn effective(self) -> impl Iterator<Item = (String, u64, Path)> {
+    /// The `resources` block at `at`; `None` past [`MAX_RESOURCES`].
+    fn read(resources: Option<&RawJson>, at: &Path) -> Option<Block> {
+        let value = resources.map(RawJson::value).unwrap_or(Value::Null);
+        let part = |name: &str| value.get(name).map(|v| RawJson(crate::decode::to_raw(v)));
+        Some(Block {
+            requests: entries(part("requests").as_ref(), &at.child("requests"))?,
+            limits: entries(part("limits").as_ref(), &at.child("limits"))?,
+        })
+    }
+
+    /// The requests after the apiserver's defaulting: a limit stands for a missing request
+    /// (not for one that is written but cannot be read).
+    fn effective(self) -> impl Iterator<Item = Entry> {
         let Block { mut requests, limits } = self;
         for limit in limits {
-            if !requests.iter().any(|r| r.0 == limit.0) {
+            if !requests.iter().any(|r| r.resource == limit.resource) {
                 requests.push(limit);
             }
         }
@@ -99,40 +121,74 @@ impl Block {
     /// `other`'s entries replace this block's, key by key (a strategic merge of maps).
     fn merge(&mut self, other: Block) {
         for (mine, theirs) in [(&mut self.requests, other.requests), (&mut self.limits, other.limits)] {
-            mine.retain(|m| !theirs.iter().any(|t| t.0 == m.0));
+            mine.retain(|m| !theirs.iter().any(|t| t.resource == m.resource));
             mine.extend(theirs);
         }
     }
 }
 
-/// The entry of `resource` in `total`, added (at zero) when missing.
-fn entry<'t>(total: &'t mut Amounts, resource: &str) -> &'t mut (String, u64, Option<(u64, Path)>) {
-    let i = match total.iter().position(|e| e.0 == resource) {
-        Some(i) => i,
-        None => {
-            total.push((resource.to_string(), 0, None));
-            total.len() - 1
-        }
-    };
-    &mut total[i]
+/// Per resource: the total so far (`None`: some part cannot be read), and where its largest
+/// share is written.
+struct Total {
+    resource: String,
+    amount: Amount,
+    largest: Option<(u128, Path)>,
 }
 
-/// Adds `units` of `resource` written at `at`, remembering the largest share.
-fn add(total: &mut Amounts, resource: &str, units: u64, at: Path) {
-    let entry = entry(total, resource);
-    entry.1 = entry.1.saturating_add(units);
-    if entry.2.as_ref().is_none_or(|(largest, _)| units > *largest) {
-        entry.2 = Some((units, at));
+/// A pod's totals by resource: at most [`MAX_RESOURCES`], so a list searched in order costs
+/// no more than a map.
+#[derive(Default)]
+struct Totals(Vec<Total>);
+
+impl Totals {
+    fn get(&self, resource: &str) -> Option<&Total> {
+        self.0.iter().find(|t| t.resource == resource)
     }
-}
 
-/// `total` raised to at least `other`, resource by resource.
-fn max_into(total: &mut Amounts, other: &Amounts) {
-    for (resource, units, at) in other {
-        let entry = entry(total, resource);
-        if *units > entry.1 {
-            (entry.1, entry.2) = (*units, at.clone());
+    /// The entry of `resource`, added (at zero) when missing; `None` past [`MAX_RESOURCES`].
+    fn entry(&mut self, resource: &str) -> Option<&mut Total> {
+        let i = match self.0.iter().position(|t| t.resource == resource) {
+            Some(i) => i,
+            None if self.0.len() == MAX_RESOURCES => return None,
+            None => {
+                self.0.push(Total { resource: resource.to_string(), amount: Some(0), largest: None });
+                self.0.len() - 1
+            }
+        };
+        Some(&mut self.0[i])
+    }
+
+    /// Adds `amount` of `resource` written at `at`.
+    fn add(&mut self, e: Entry) -> Option<()> {
+        let total = self.entry(&e.resource)?;
+        total.amount = total.amount.zip(e.amount).map(|(a, b)| a.saturating_add(b));
+        if let Some(amount) = e.amount
+            && total.largest.as_ref().is_none_or(|(largest, _)| amount > *largest)
+        {
+            total.largest = Some((amount, e.at));
         }
+        Some(())
+    }
+
+    /// Sets `resource` to `amount`, written at `at`.
+    fn set(&mut self, resource: &str, amount: Amount, at: Path) -> Option<()> {
+        let total = self.entry(resource)?;
+        total.amount = amount;
+        total.largest = amount.map(|a| (a, at));
+        Some(())
+    }
+
+    /// Raised to at least `other`, resource by resource (an unknown amount stays unknown).
+    fn max_with(&mut self, other: &Totals) -> Option<()> {
+        for theirs in &other.0 {
+            let mine = self.entry(&theirs.resource)?;
+            match (mine.amount, theirs.amount) {
+                (Some(a), Some(b)) if b > a => (mine.amount, mine.largest) = (Some(b), theirs.largest.clone()),
+                (Some(_), None) => mine.amount = None,
+                _ => {}
+            }
+        }
+        Some(())
     }
 }
 
@@ -145,63 +201,90 @@ pub struct ContainerOverride<'a> {
 }
 
 /// What a pod with `spec` (at `spec_path`) asks of a node: every checked resource it asks a
-/// non-zero amount of, in the order first written. Amounts that do not read as quantities are left out
-/// (no claim is made about what cannot be read).
-pub fn pod_asks(spec: &PodSpec, spec_path: &Path, over: Option<&ContainerOverride>) -> Vec<Ask> {
-    let block_of = |c: &Container, at: &Path| {
+/// non-zero amount of, in the order first written. A resource whose amount cannot be read is
+/// left out (no claim is made about what cannot be read); `None` when the pod asks for more
+/// than [`MAX_RESOURCES`] resources.
+pub fn pod_asks(spec: &PodSpec, spec_path: &Path, over: Option<&ContainerOverride>) -> Option<Vec<Ask>> {
+    let block_of = |c: &Container, at: &Path| -> Option<Block> {
         let r = c.resources.as_ref();
         let at = at.child("resources");
         let mut own = Block {
-            requests: amounts(r.and_then(|r| r.requests.as_ref()), &at.child("requests")),
-            limits: amounts(r.and_then(|r| r.limits.as_ref()), &at.child("limits")),
+            requests: entries(r.and_then(|r| r.requests.as_ref()), &at.child("requests"))?,
+            limits: entries(r.and_then(|r| r.limits.as_ref()), &at.child("limits"))?,
         };
         if let Some(o) = over.filter(|o| o.container == c.name) {
-            own.merge(block(Some(o.resources), &o.at));
+            own.merge(Block::read(Some(o.resources), &o.at)?);
         }
-        own
+        Some(own)
     };
-    let mut total = Amounts::new();
+    let mut total = Totals::default();
     for (i, c) in spec.containers.iter().enumerate() {
-        for (resource, units, at) in block_of(c, &spec_path.child("containers").index(i)).effective() {
-            add(&mut total, &resource, units, at);
+        for e in block_of(c, &spec_path.child("containers").index(i))?.effective() {
+            total.add(e)?;
         }
     }
-    let mut sidecars = Amounts::new();
-    let mut init = Amounts::new();
+    let mut sidecars = Totals::default();
+    let mut init = Totals::default();
     for (i, c) in spec.init_containers.iter().flatten().enumerate() {
-        let own = block_of(c, &spec_path.child("initContainers").index(i));
+        let own = block_of(c, &spec_path.child("initContainers").index(i))?;
         let restartable = c.restart_policy.as_ref().is_some_and(|p| p.0.get() == "\"Always\"");
-        let mut running = if restartable { Amounts::new() } else { sidecars.clone() };
-        for (resource, units, at) in own.effective() {
+        let mut running = Totals::default();
+        if !restartable {
+            running.max_with(&sidecars)?;
+        }
+        for e in own.effective() {
             if restartable {
                 // A sidecar keeps running beside the containers and every later init container.
-                add(&mut total, &resource, units, at.clone());
-                add(&mut sidecars, &resource, units, at);
+                total.add(Entry { resource: e.resource.clone(), amount: e.amount, at: e.at.clone() })?;
+                sidecars.add(e)?;
             } else {
-                add(&mut running, &resource, units, at);
+                running.add(e)?;
             }
         }
-        max_into(&mut init, if restartable { &sidecars } else { &running });
+        init.max_with(if restartable { &sidecars } else { &running })?;
     }
-    max_into(&mut total, &init);
-    // Pod-level requests (or limits, which default them) replace the containers' sum for
-    // the resources they support: CPU, memory and hugepages.
+    total.max_with(&init)?;
     if spec.resources.is_some() {
-        for (resource, units, at) in block(spec.resources.as_ref(), &spec_path.child("resources")).effective() {
-            if matches!(resource.as_str(), "cpu" | "memory") || resource.starts_with("hugepages-") {
-                let e = entry(&mut total, &resource);
-                (e.1, e.2) = (units, Some((units, at)));
-            }
+        pod_level(&mut total, Block::read(spec.resources.as_ref(), &spec_path.child("resources"))?)?;
+    }
+    for e in entries(spec.overhead.as_ref(), &spec_path.child("overhead"))? {
+        total.add(e)?;
+    }
+    Some(
+        total
+            .0
+            .into_iter()
+            .filter_map(|t| {
+                let units = fine_to_units(t.amount?);
+                let at = t.largest.map_or_else(|| spec_path.clone(), |(_, at)| at);
+                (units > 0).then_some(Ask { resource: t.resource, units, at })
+            })
+            .collect(),
+    )
+}
+
+/// Pod-level resources (gate `PodLevelResources`, on by default since 1.34): a pod-level
+/// request replaces the containers' total; a missing one is defaulted from the pod-level limit
+/// as the apiserver does (`defaultPodRequests`): CPU and memory take the containers' total
+/// when they ask for the resource (before 1.34, the limit: the smaller of the two is kept),
+/// else the limit; hugepages the limit.
+fn pod_level(total: &mut Totals, pod: Block) -> Option<()> {
+    for request in pod.requests.iter().filter(|r| is_pod_level(&r.resource)) {
+        total.set(&request.resource, request.amount, request.at.clone())?;
+    }
+    for limit in pod.limits.into_iter().filter(|l| is_pod_level(&l.resource)) {
+        if pod.requests.iter().any(|r| r.resource == limit.resource) {
+            continue;
+        }
+        let containers = total.get(&limit.resource).filter(|_| matches!(limit.resource.as_str(), "cpu" | "memory"));
+        match containers.map(|c| c.amount) {
+            // The containers' own total, unless the limit is smaller.
+            Some(Some(theirs)) if limit.amount.is_none_or(|l| l >= theirs) => {}
+            Some(None) => {}
+            _ => total.set(&limit.resource, limit.amount, limit.at)?,
         }
     }
-    for (resource, units, at) in amounts(spec.overhead.as_ref(), &spec_path.child("overhead")) {
-        add(&mut total, &resource, units, at);
-    }
-    total
-        .into_iter()
-        .filter(|(_, units, _)| *units > 0)
-        .map(|(resource, units, at)| Ask { at: at.map_or_else(|| spec_path.clone(), |(_, at)| at), resource, units })
-        .collect()
+    Some(())
 }
 
 #[cfg(test)]
@@ -212,6 +295,7 @@ mod tests {
     fn asks(spec: serde_json::Value) -> Vec<(String, u64, String)> {
         let spec: PodSpec = crate::decode::from_json(&spec).unwrap();
         pod_asks(&spec, &Path::new("spec.template.spec"), None)
+            .unwrap()
             .into_iter()
             .map(|a| (a.resource, a.units, a.at.to_string()))
             .collect()
@@ -231,10 +315,16 @@ mod tests {
             got,
             owned(&[
                 ("cpu", 2500, "spec.template.spec.containers[0].resources.requests[cpu]"),
-                ("memory", 1 << 30, "spec.template.spec.containers[0].resources.requests[memory]"),
                 ("nvidia.com/gpu", 8, "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]"),
             ]),
-            "a request wins over its limit; names the scheduler ignores and amounts that cannot be read are left out"
+            "a request wins over its limit; names the scheduler ignores are left out, and so is a resource with an amount that cannot be read"
+        );
+        assert_eq!(
+            asks(
+                json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "lots"}, "limits": {"cpu": "4"}}}]})
+            ),
+            owned(&[]),
+            "a request that cannot be read is not replaced by its limit"
         );
         assert_eq!(asks(json!({"containers": [{"name": "a"}]})), owned(&[]));
         assert_eq!(asks(json!({"containers": [{"name": "a", "resources": {"requests": "cpu"}}]})), owned(&[]));
@@ -289,12 +379,75 @@ mod tests {
         assert_eq!(
             got,
             owned(&[
-                ("cpu", 4250, "spec.template.spec.resources.limits[cpu]"),
+                ("cpu", 1250, "spec.template.spec.containers[0].resources.requests[cpu]"),
                 ("example.com/foo", 2, "spec.template.spec.containers[0].resources.requests[example.com/foo]"),
                 ("memory", (1 << 30) + (120 << 20), "spec.template.spec.containers[0].resources.requests[memory]"),
             ]),
-            "pod-level CPU replaces the containers' sum (extended resources stay per container); overhead adds"
+            "a pod-level CPU limit defaults the pod's request to the containers' own (1), not to the limit (4); \
+             extended resources stay per container; overhead adds"
         );
+        let c = |requests: serde_json::Value| json!({"name": "a", "resources": {"requests": requests}});
+        for (spec, want) in [
+            // No container asks for CPU: the pod-level limit is the request.
+            (
+                json!({"containers": [c(json!({"memory": "1Gi"}))], "resources": {"limits": {"cpu": "4"}}}),
+                owned(&[
+                    ("memory", 1 << 30, "spec.template.spec.containers[0].resources.requests[memory]"),
+                    ("cpu", 4000, "spec.template.spec.resources.limits[cpu]"),
+                ]),
+            ),
+            // A limit below the containers' total (which the apiserver refuses): the smaller.
+            (
+                json!({"containers": [c(json!({"cpu": "6"}))], "resources": {"limits": {"cpu": "4"}}}),
+                owned(&[("cpu", 4000, "spec.template.spec.resources.limits[cpu]")]),
+            ),
+            // A pod-level request replaces the containers' total, up or down.
+            (
+                json!({"containers": [c(json!({"cpu": "1"}))], "resources": {"requests": {"cpu": "3"}, "limits": {"cpu": "4"}}}),
+                owned(&[("cpu", 3000, "spec.template.spec.resources.requests[cpu]")]),
+            ),
+            // Hugepages default to the pod-level limit.
+            (
+                json!({"containers": [c(json!({"hugepages-2Mi": "2Mi"}))], "resources": {"limits": {"hugepages-2Mi": "8Mi"}}}),
+                owned(&[("hugepages-2Mi", 8 << 20, "spec.template.spec.resources.limits[hugepages-2Mi]")]),
+            ),
+            // An unreadable pod-level request makes the resource unknown.
+            (json!({"containers": [c(json!({"cpu": "1"}))], "resources": {"requests": {"cpu": "x"}}}), owned(&[])),
+        ] {
+            assert_eq!(asks(spec.clone()), want, "{spec}");
+        }
+    }
+
+    #[test]
+    fn amounts_are_added_before_they_are_rounded() {
+        let c = |name: &str, requests: serde_json::Value| json!({"name": name, "resources": {"requests": requests}});
+        // Three containers of 0.4 millicores: 1.2m in all, which the scheduler counts as 2m
+        // (not 3m, one per container).
+        let spec = json!({"containers": [c("a", json!({"cpu": "400u"})), c("b", json!({"cpu": "400u"})), c("c", json!({"cpu": "400u"}))]});
+        assert_eq!(asks(spec), owned(&[("cpu", 2, "spec.template.spec.containers[0].resources.requests[cpu]")]));
+        // Two halves of a byte of memory are one byte.
+        let spec = json!({"containers": [c("a", json!({"memory": "0.5"})), c("b", json!({"memory": "0.5"}))]});
+        assert_eq!(asks(spec), owned(&[("memory", 1, "spec.template.spec.containers[0].resources.requests[memory]")]));
+    }
+
+    #[test]
+    fn past_the_most_resources_no_claim_is_made() {
+        let many = |n: usize| -> serde_json::Map<String, serde_json::Value> {
+            (0..n).map(|i| (format!("example.com/r{i}"), json!("1"))).collect()
+        };
+        let pod = |limits| json!({"containers": [{"name": "a", "resources": {"limits": limits}}]});
+        let spec: PodSpec = crate::decode::from_json(&pod(many(MAX_RESOURCES))).unwrap();
+        assert_eq!(pod_asks(&spec, &Path::new("s"), None).map(|a| a.len()), Some(MAX_RESOURCES));
+        let spec: PodSpec = crate::decode::from_json(&pod(many(MAX_RESOURCES + 1))).unwrap();
+        assert_eq!(pod_asks(&spec, &Path::new("s"), None), None);
+        // Spread over containers, the pod's total counts.
+        let half = |from: usize| -> serde_json::Map<String, serde_json::Value> {
+            (from..from + MAX_RESOURCES / 2 + 1).map(|i| (format!("example.com/r{i}"), json!("1"))).collect()
+        };
+        let spec: PodSpec = crate::decode::from_json(&json!({"containers": [
+            {"name": "a", "resources": {"limits": half(0)}}, {"name": "b", "resources": {"limits": half(1000)}}]}))
+        .unwrap();
+        assert_eq!(pod_asks(&spec, &Path::new("s"), None), None);
     }
 
     #[test]
@@ -312,6 +465,7 @@ mod tests {
             at: Path::new("spec.trainer.resourcesPerNode"),
         };
         let got: Vec<(String, u64, String)> = pod_asks(&spec, &Path::new("t.spec"), Some(&over))
+            .unwrap()
             .into_iter()
             .map(|a| (a.resource, a.units, a.at.to_string()))
             .collect();
