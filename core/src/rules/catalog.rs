@@ -763,7 +763,7 @@ pub const DOCS: &[RuleDoc] = &[
     RuleDoc {
         id: "topology.gang-fits",
         kinds: POD_MAKERS,
-        example: "spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them [topology.gang-fits]",
+        example: "spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
         upstream: None,
     },
     RuleDoc {

@@ -52,7 +52,7 @@ const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 const MAX_RECORDED: usize = 100_000;
 
 /// Whether objects of `kind` (in `api_version`) live in a namespace. Cluster-scoped: Node,
-/// Namespace, PersistentVolume, PriorityClass, StorageClass, the DRA DeviceClass and
+/// Namespace, PersistentVolume, PriorityClass, StorageClass, RuntimeClass, the DRA DeviceClass and
 /// ResourceSlice, Kubeflow's ClusterTrainingRuntime, Volcano's Queue and Kueue's ClusterQueue,
 /// ResourceFlavor and Topology. Everything else is namespaced (CompositePodGroup included).
 pub fn namespaced(api_version: &str, kind: &str) -> bool {
@@ -61,6 +61,7 @@ pub fn namespaced(api_version: &str, kind: &str) -> bool {
         (group, kind),
         ("", "Node" | "Namespace" | "PersistentVolume")
             | (_, "PriorityClass" | "StorageClass" | "DeviceClass" | "ResourceSlice" | "ClusterTrainingRuntime")
+            | ("node.k8s.io", "RuntimeClass")
             | ("scheduling.volcano.sh", "Queue")
             | ("kueue.x-k8s.io", "ClusterQueue" | "ResourceFlavor" | "Topology")
     )

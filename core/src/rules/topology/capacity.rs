@@ -3,9 +3,14 @@
 //!
 //! Checked where pod requests are known: each pod shape against the Nodes it may use, and
 //! the pods that must run at once (a Job's gang, a Kubeflow job's `minAvailable`, a TrainJob's
-//! nodes on a gang runtime, a Kueue pod set with a required topology) against the cluster, or
+//! pods on a gang runtime, a Kueue pod set with a required topology) against the cluster, or
 //! one topology domain where they ask for one. Workloads and PodGroups carry no pod requests
 //! and get no capacity claim; a Pod neither (the object that makes the Pods is checked).
+//!
+//! Each shape's placement is the one its pods will have at the scheduler
+//! (`crate::capacity`'s principle): a Kueue-managed object's pods are held to no taint (Kueue
+//! merges its flavor's tolerations when it admits them), a RuntimeClass's tolerations count
+//! ([`with_runtime_classes`]), and so do the `capacityAddedTolerations` setting's.
 
 use super::*;
 use crate::capacity::fit::{Finding, Gang, Shape};
@@ -26,15 +31,93 @@ pub enum CapacityCheck {
     Deny,
 }
 
+/// A toleration the cluster's own admission steps add to every Pod (the setting
+/// `capacityAddedTolerations`), as a Pod's toleration is written.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct Toleration {
+    pub key: String,
+    pub operator: String,
+    pub value: String,
+    pub effect: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub toleration_seconds: Option<i64>,
+}
+
+impl Toleration {
+    /// What the apiserver's `validateTolerations` refuses, with its wording.
+    pub(super) fn problem(&self) -> Option<String> {
+        if !self.key.is_empty()
+            && let Some(msg) = names::is_qualified_name(&self.key).first()
+        {
+            return Some(format!("key: Invalid value: {:?}: {msg}", self.key));
+        }
+        if self.key.is_empty() && self.operator != "Exists" {
+            return Some(format!(
+                "operator: Invalid value: {:?}: operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+                self.operator
+            ));
+        }
+        if self.toleration_seconds.is_some() && self.effect != "NoExecute" {
+            return Some(format!(
+                "effect: Invalid value: {:?}: effect must be 'NoExecute' when `tolerationSeconds` is set",
+                self.effect
+            ));
+        }
+        match self.operator.as_str() {
+            "" | "Equal" => {
+                if let Some(msg) = names::is_label_value(&self.value).first() {
+                    return Some(format!("value: Invalid value: {:?}: {msg}", self.value));
+                }
+            }
+            "Exists" if !self.value.is_empty() => {
+                return Some(format!(
+                    "value: Invalid value: {:?}: value must be empty when `operator` is 'Exists'",
+                    self.value
+                ));
+            }
+            "Exists" => {}
+            other => {
+                return Some(format!(
+                    "operator: Unsupported value: {other:?}: supported values: \"Equal\", \"Exists\""
+                ));
+            }
+        }
+        match self.effect.as_str() {
+            "" | "NoSchedule" | "PreferNoSchedule" | "NoExecute" => None,
+            other => Some(format!(
+                "effect: Unsupported value: {other:?}: supported values: \"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\""
+            )),
+        }
+    }
+}
+
 /// The names DRA gives the extended resources of DeviceClasses that name none
 /// (`deviceclass.resource.kubernetes.io/<class>`): never on a Node's allocatable.
 const IMPLICIT_DRA_PREFIX: &str = "deviceclass.resource.kubernetes.io/";
+
+/// The most pod shapes an object is read with (a TrainJob's runtime may list any number of
+/// jobs): past it, no capacity claim is made about the object.
+const MAX_SHAPES: usize = 64;
+
+/// The label with which Kueue manages an object (`jobframework.QueueNameForObject`).
+pub(super) const KUEUE_QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+
+/// Kueue's partial admission: the fewest pods a Job may be started with.
+const KUEUE_MIN_PARALLELISM: &str = "kueue.x-k8s.io/job-min-parallelism";
 
 /// The pods an object makes, as the capacity rules see them.
 #[derive(Debug, Default, PartialEq)]
 pub(super) struct Demand {
     pub(super) shapes: Vec<Shape>,
     pub(super) gangs: Vec<Gang>,
+    /// Per shape: the RuntimeClass its pods name, whose tolerations are not counted yet
+    /// ([`with_runtime_classes`]).
+    pub(super) runtime_classes: Vec<Option<String>>,
+    /// Whether Kueue manages the object: its taints are no proof.
+    kueue_managed: bool,
+    /// More shapes than [`MAX_SHAPES`]: no claim.
+    too_many: bool,
 }
 
 impl Demand {
@@ -43,9 +126,9 @@ impl Demand {
     }
 
     /// Adds the shape of pods with `spec` (at `spec_path`), unless no claim can be made about
-    /// them: a pod pinned to a Node by name, or a placement that cannot be read. A pod that
-    /// asks for nothing and names no Node label is not worth a Node list either: any Node
-    /// with room for one more pod takes it.
+    /// them: a pod pinned to a Node by name, or a placement or requests that cannot be read.
+    /// A pod that asks for nothing and names no Node label is not worth a Node list either:
+    /// any Node with room for one more pod takes it.
     fn shape(
         &mut self,
         settings: &Settings,
@@ -58,18 +141,36 @@ impl Demand {
         if spec.node_name.as_ref().is_some_and(|n| n.0.get() != "null" && n.0.get() != "\"\"") {
             return None;
         }
-        let mut asks = pod_asks(spec, &spec_path, over);
+        if self.shapes.len() == MAX_SHAPES {
+            self.too_many = true;
+            return None;
+        }
+        let mut asks = pod_asks(spec, &spec_path, over)?;
         asks.retain(|a| !a.resource.starts_with(IMPLICIT_DRA_PREFIX) && !ignored(settings, &a.resource));
         let extended: Vec<&str> = asks.iter().map(|a| a.resource.as_str()).collect();
-        let placement = if anywhere {
+        let mut placement = if anywhere {
             Placement::anywhere()
         } else {
             Placement::read(spec.node_selector.as_ref(), spec.affinity.as_ref(), spec.tolerations.as_ref(), &extended)?
         };
+        let mut tolerations_from = Vec::new();
+        if !settings.capacity_added_tolerations.is_empty() {
+            let added = serde_json::to_value(&settings.capacity_added_tolerations).unwrap_or_default();
+            placement.add_tolerations(&added)?;
+            tolerations_from.push("capacityAddedTolerations".to_string());
+        }
+        if self.kueue_managed {
+            placement.tolerate_every_taint();
+        }
         if asks.is_empty() && placement.is_unconstrained() {
             return None;
         }
-        self.shapes.push(Shape { asks, placement, spec_path, name });
+        let runtime_class = spec.runtime_class_name.as_ref().and_then(|r| match r.value() {
+            serde_json::Value::String(name) if !name.is_empty() => Some(name),
+            _ => None,
+        });
+        self.shapes.push(Shape { asks, placement, spec_path, name, tolerations_from });
+        self.runtime_classes.push(runtime_class);
         Some(self.shapes.len() - 1)
     }
 
@@ -94,6 +195,10 @@ fn ignored(settings: &Settings, resource: &str) -> bool {
 /// `parallelism`, in one domain of its topology key when it names one.
 fn job_demand(settings: &Settings, job: &BatchJob, d: &mut Demand) {
     let Some(spec) = job.spec.template.spec.as_ref() else { return };
+    // A Job that runs no pods yet (parallelism 0) is checked when it is scaled up.
+    if job.spec.pods_at_once() <= 0 {
+        return;
+    }
     let template = job.spec_path().child("template");
     let Some(shape) = d.shape(settings, spec, template.child("spec"), "pod".into(), None, false) else { return };
     let parallelism = u64::try_from(job.spec.parallelism()).unwrap_or(0);
@@ -112,7 +217,15 @@ fn job_demand(settings: &Settings, job: &BatchJob, d: &mut Demand) {
             what: "the gang",
         });
     }
-    kueue_pod_sets(&job_pod_sets(job), &[shape], d);
+    let mut sets = job_pod_sets(job);
+    // Kueue's partial admission may start fewer pods, down to the annotation's count: only
+    // those must share a domain.
+    if let Some(min) = job.job_annotation(KUEUE_MIN_PARALLELISM).and_then(|v| v.trim().parse::<i32>().ok()) {
+        for set in &mut sets {
+            set.count = set.count.map(|c| c.min(min));
+        }
+    }
+    kueue_pod_sets(&sets, &[shape], d);
 }
 
 /// A Kubeflow job: each replica type's pods; a gang of `minAvailable` of them when the run
@@ -126,6 +239,10 @@ fn kubeflow_demand(settings: &Settings, job: &KubeflowJob, d: &mut Demand) {
     let mut unclaimed = 0;
     for (replica_type, spec) in job.replicas() {
         let count = u64::try_from(job.replica_count(replica_type, spec)).unwrap_or(0);
+        // A replica type of no pods makes none to fit.
+        if count == 0 {
+            continue;
+        }
         let at = map.key(replica_type).child("template").child("spec");
         let shape = spec
             .template
@@ -183,61 +300,87 @@ fn kueue_pod_sets(sets: &[kueue::PodSet], shapes: &[usize], d: &mut Demand) {
     }
 }
 
-/// A TrainJob: `numNodes` pods of its runtime's node template, with `resourcesPerNode`
-/// merged into the `node` container; a gang of them on a coscheduling or Volcano runtime.
+/// A TrainJob: the pods of each of its runtime's jobs, counted as Trainer counts them, with
+/// `resourcesPerNode` merged into the `node` container of the job labelled as the trainer
+/// (with an `mlPolicy`) and, with MPI's `runLauncherAsNode`, of the job named `node`
+/// (Trainer v2.3 `pkg/runtime/core/trainingruntime.go`); on a coscheduling or Volcano
+/// runtime, a gang of every one of them (the PodGroup's `minMember` counts them all).
 fn trainjob_demand(settings: &Settings, job: &TrainJob, runtime: &Runtime, d: &mut Demand) {
-    let sets = runtime.pod_sets(job.num_nodes());
-    let Some((set, node_job)) = sets.iter().zip(runtime.jobs()).find(|(_, j)| is_node_job(runtime, j)) else {
-        return;
-    };
-    let Some(spec) = node_job.template.spec.template.spec.as_ref() else { return };
     let rpn = job.spec.trainer.as_ref().and_then(|t| t.resources_per_node.as_ref());
     let over = rpn.map(|resources| ContainerOverride {
         container: trainer::NODE,
         resources,
         at: Path::new("spec").child("trainer").child("resourcesPerNode"),
     });
-    // Runtime patches may set the job's nodeSelector, affinity and tolerations (Kueue's do):
-    // the placement is then not the runtime's, and none is assumed.
-    let patched =
-        job.patches().iter().flat_map(|p| p.patched_jobs()).any(|j| j.name == node_job.name && j.sets_placement);
-    let at = Runtime::job_path(set.index).child("template").child("spec").child("template").child("spec");
-    let Some(shape) = d.shape(settings, spec, at, "node pod".into(), over.as_ref(), patched) else { return };
-    let count = u64::try_from(set.kueue_count).unwrap_or(0);
-    if runtime.has_gang() && count >= 1 {
+    let pod_sets: Vec<kueue::PodSet> =
+        patch_pod_sets(job, Some(runtime)).into_iter().chain(runtime_pod_sets(runtime)).collect();
+    let mut members = Vec::new();
+    let mut unclaimed = 0u64;
+    for (set, rjob) in runtime.pod_sets(job.num_nodes()).iter().zip(runtime.jobs()) {
+        let count = u64::try_from(set.count).unwrap_or(0);
+        if count == 0 {
+            continue;
+        }
+        // Runtime patches may set the job's nodeSelector, affinity and tolerations (Kueue's
+        // do): the placement is then not the runtime's, and none is assumed.
+        let patched =
+            job.patches().iter().flat_map(|p| p.patched_jobs()).any(|j| j.name == rjob.name && j.sets_placement);
+        let at = Runtime::job_path(set.index).child("template").child("spec").child("template").child("spec");
+        let over = over.as_ref().filter(|_| gets_resources_per_node(runtime, rjob));
+        let shape = rjob
+            .template
+            .spec
+            .template
+            .spec
+            .as_ref()
+            .and_then(|spec| d.shape(settings, spec, at, format!("{} pod", rjob.name), over, patched));
+        let Some(shape) = shape else {
+            unclaimed += count;
+            continue;
+        };
+        members.push((shape, count));
+        // The patch's annotations win over the runtime's: the first set that asks is Kueue's.
+        let asked = pod_sets.iter().find(|s| s.job_name() == rjob.name.as_str() && s.required_level().is_some());
+        if let Some(first) = asked {
+            let first = kueue::PodSet { count: Some(set.kueue_count), ..first.clone() };
+            kueue_pod_sets(&[first], &[shape], d);
+        }
+    }
+    let size: u64 = members.iter().map(|(_, c)| c).sum();
+    if runtime.has_gang() && size >= 1 && unclaimed == 0 {
         let value = job.num_nodes().map_or_else(BadValue::omitted, BadValue::from);
         d.gangs.push(Gang {
-            members: vec![(shape, count)],
-            size: count,
+            members,
+            size,
             at: Path::new("spec").child("trainer").child("numNodes"),
             value,
             domain: None,
             what: "the gang",
         });
     }
-    let pod_sets = patch_pod_sets(job, Some(runtime)).into_iter().chain(runtime_pod_sets(runtime));
-    let node_sets: Vec<kueue::PodSet> = pod_sets.filter(|s| s.job_name() == node_job.name.as_str()).collect();
-    // The patch's annotations win over the runtime's: the first set that asks is Kueue's.
-    if let Some(first) = node_sets.into_iter().find(|s| s.required_level().is_some()) {
-        let first = kueue::PodSet { count: Some(set.kueue_count), ..first };
-        kueue_pod_sets(&[first], &[shape], d);
-    }
 }
 
-/// The runtime's job that runs the training nodes: the one labelled as the trainer's
-/// ancestor, or MPI's `node`.
-fn is_node_job(runtime: &Runtime, job: &trainer::ReplicatedJob) -> bool {
-    let mpi = runtime.spec.ml_policy.as_ref().is_some_and(|m| m.mpi.is_some());
-    if mpi { job.name == trainer::NODE } else { job.ancestor() == Some(trainer::ANCESTOR_TRAINER) }
+/// Whether Trainer merges the TrainJob's `resourcesPerNode` into `job`'s `node` container.
+fn gets_resources_per_node(runtime: &Runtime, job: &trainer::ReplicatedJob) -> bool {
+    let ml = runtime.spec.ml_policy.as_ref();
+    let trainer_job = job.ancestor() == Some(trainer::ANCESTOR_TRAINER) && ml.is_some();
+    let mpi_node = ml.is_some_and(|m| m.mpi.is_some() && m.runs_launcher_as_node()) && job.name == trainer::NODE;
+    trainer_job || mpi_node
 }
 
 /// The demand of the object under review; on UPDATE, `None` when nothing it rests on changed
-/// (checked when written: rechecking against today's Nodes would block unrelated updates).
+/// (checked when written: rechecking against today's Nodes would block unrelated updates),
+/// and always for a Kueue-managed object (Kueue's start writes its flavor into the template
+/// of a workload that already holds quota: the object was checked when it was created).
 pub(super) fn demand(settings: &Settings, review: &Review, runtime: Option<&Runtime>) -> Option<Demand> {
     if settings.capacity_check == CapacityCheck::Off {
         return None;
     }
-    let mut d = Demand::default();
+    let kueue_managed = kueue_queue_name(review).is_some();
+    if kueue_managed && review.old_object.is_some() {
+        return None;
+    }
+    let mut d = Demand { kueue_managed, ..Demand::default() };
     match (&review.object, review.old_object.as_ref()) {
         (Resource::BatchJob(job), old) => {
             if made_by_a_checked_owner(job) {
@@ -269,7 +412,20 @@ pub(super) fn demand(settings: &Settings, review: &Review, runtime: Option<&Runt
         (Resource::TrainJob(job), None) => trainjob_demand(settings, job, runtime?, &mut d),
         _ => return None,
     }
-    (!d.is_empty()).then_some(d)
+    (!d.is_empty() && !d.too_many).then_some(d)
+}
+
+/// The LocalQueue a Kueue-managed object names: the label on its own metadata, or, for a
+/// CronJob (which Kueue does not manage), on its job template, which each Job it makes
+/// carries. `None` when the object is not Kueue's.
+pub(super) fn kueue_queue_name<'r>(review: &'r Review) -> Option<&'r str> {
+    let name = match &review.object {
+        Resource::BatchJob(job) if job.kind == crate::batch::BatchKind::CronJob => {
+            job.template_label(KUEUE_QUEUE_LABEL)
+        }
+        _ => review.metadata.labels.iter().find(|(k, _)| k == KUEUE_QUEUE_LABEL).map(|(_, v)| v.as_ref()),
+    };
+    name.filter(|n| !n.is_empty())
 }
 
 /// A Job a CronJob, a JobSet, a TrainJob or the MPI operator (its launcher) made: its owner was
@@ -307,6 +463,34 @@ pub(super) fn extended_resources(findings: &[Finding]) -> Vec<String> {
         }
     }
     out
+}
+
+/// The RuntimeClass list: every class, only its name and the tolerations it adds.
+pub(super) fn runtime_class_query() -> Query<'static> {
+    Query {
+        api_version: "node.k8s.io/v1",
+        kind: "RuntimeClass",
+        namespace: None,
+        field_masks: &["metadata.name", "scheduling.tolerations"],
+    }
+}
+
+/// Counts, for each shape whose pods name a RuntimeClass, the class's
+/// `scheduling.tolerations` (from `list`, the class list's text): a class that is not listed,
+/// a list that cannot be read, or none at all hold its pods to no taint.
+pub(super) fn with_runtime_classes(demand: &mut Demand, list: Option<&str>) {
+    let list: serde_json::Value = list.and_then(|l| serde_json::from_str(l).ok()).unwrap_or_default();
+    let items = list.get("items").and_then(serde_json::Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let class = |name: &str| items.iter().find(|c| c.pointer("/metadata/name").and_then(|n| n.as_str()) == Some(name));
+    for (shape, name) in demand.shapes.iter_mut().zip(&demand.runtime_classes) {
+        let Some(name) = name else { continue };
+        let tolerations = class(name).map(|c| c.pointer("/scheduling/tolerations").unwrap_or(&serde_json::Value::Null));
+        match tolerations.map(|t| shape.placement.add_tolerations(t)) {
+            Some(Some(())) => shape.tolerations_from.insert(0, format!("RuntimeClass {name:?}")),
+            _ => shape.placement.tolerate_every_taint(),
+        }
+    }
+    demand.runtime_classes.iter_mut().for_each(|c| *c = None);
 }
 
 /// The DeviceClass list: every class, only the extended resource it serves.

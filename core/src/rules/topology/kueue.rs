@@ -13,6 +13,7 @@ pub(super) enum Annotations<'a> {
 
 /// One Kueue pod set's view for the Kueue rules: a Kubeflow replica, a Job's Pods, or a
 /// Trainer v2 replicated job (in its runtime, or in a TrainJob's runtime patch).
+#[derive(Clone)]
 pub(super) struct PodSet<'a> {
     /// What identifies the pod set across an update: the replica type (empty for a Job;
     /// a patch's manager and job name).

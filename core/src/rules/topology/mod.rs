@@ -27,7 +27,7 @@ mod groups;
 mod kueue;
 mod nodes;
 
-pub use capacity::CapacityCheck;
+pub use capacity::{CapacityCheck, Toleration};
 use groups::{check_group_spec, is_allowed, same_constraints};
 use kueue::{check_pod_sets, job_pod_sets, patch_pod_sets, replica_pod_sets, runtime_pod_sets};
 pub use nodes::node_field_masks;
@@ -134,6 +134,10 @@ pub struct Settings {
     /// Resources the cluster's scheduler ignores (NodeResourcesFit `ignoredResources`; `<group>/*`
     /// for its `ignoredResourceGroups`): never held against a pod.
     pub capacity_ignored_resources: Vec<String>,
+    /// Tolerations the cluster's own admission steps add to every Pod (its mutating webhooks,
+    /// PodTolerationRestriction's namespace defaults): counted for every pod; `{operator:
+    /// Exists}` holds no pod to any taint.
+    pub capacity_added_tolerations: Vec<capacity::Toleration>,
 }
 
 impl Default for Settings {
@@ -145,6 +149,7 @@ impl Default for Settings {
             fail_on_lookup_error: false,
             capacity_check: CapacityCheck::Warn,
             capacity_ignored_resources: Vec::new(),
+            capacity_added_tolerations: Vec::new(),
         }
     }
 }
@@ -182,6 +187,11 @@ impl RuleSet for Topology {
                 return Err(format!(
                     "capacityIgnoredResources[{i}]: {name:?} is not a resource name or a `<group>/*` group: {msg}"
                 ));
+            }
+        }
+        for (i, toleration) in s.capacity_added_tolerations.iter().enumerate() {
+            if let Some(problem) = toleration.problem() {
+                return Err(format!("capacityAddedTolerations[{i}].{problem}"));
             }
         }
         Ok(())

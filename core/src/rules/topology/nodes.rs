@@ -5,7 +5,9 @@
 use super::*;
 use crate::capacity::fit::{Analysis, Finding, wanted_names};
 use crate::nodes::{CAPACITY_MASKS, Flow, LABEL_MASKS, NodeWants, Wanted, node_query, read_nodes};
-use capacity::{Demand, device_class_query, extended_resources, served_by_device_classes};
+use capacity::{
+    Demand, device_class_query, extended_resources, runtime_class_query, served_by_device_classes, with_runtime_classes,
+};
 
 /// The Node list's field masks: labels, and with the capacity rules on, taints and
 /// allocatable resources. Fixed by the settings, whatever the request asks about.
@@ -110,9 +112,11 @@ fn pass<'a>(list: &'a str, lookups: &[NodeLookup], demand: &mut Demand) -> Resul
 
 /// T-09, the domain-size warning and the capacity rules, from one list of every Node. A key
 /// no Node carries, a gang larger than every domain, or pods that cannot fit read the whole
-/// list, for the figures their messages give. Capacity findings that rest on an extended
-/// resource cost one more list, of the DeviceClasses: one that serves the resource (DRA)
-/// serves it on Nodes that do not list it, and the findings are taken back.
+/// list, for the figures their messages give. Capacity findings cost up to two more lists,
+/// of what may take them back: the RuntimeClasses, when a pod names one (the RuntimeClass
+/// plugin merges its tolerations into the pod), and the DeviceClasses, when a finding rests
+/// on an extended resource (one a class serves through DRA is served on Nodes that do not
+/// list it). The Node list is then read once more.
 pub(super) fn check_nodes(
     settings: &Settings,
     lookups: &[NodeLookup],
@@ -141,6 +145,24 @@ pub(super) fn check_nodes(
     };
     report_keys(lookups, &first, v);
     let mut findings = first.findings;
+    if findings.is_empty() {
+        return;
+    }
+    let mut again = false;
+    if demand.runtime_classes.iter().any(Option::is_some) {
+        let list = match cluster.list(&runtime_class_query()) {
+            Ok(list) => Some(list),
+            // Not served, or not given to `gangwarden check`: no class can be read, and no
+            // pod that names one is held to a taint.
+            Err(LookupError::NotServed { .. } | LookupError::NotGiven { .. }) => None,
+            Err(e) => {
+                v.lookup_failed(POD_FITS, at.clone(), "RuntimeClasses", &e, settings.fail_on_lookup_error);
+                None
+            }
+        };
+        with_runtime_classes(&mut demand, list.as_deref());
+        again = true;
+    }
     let extended = extended_resources(&findings);
     if !extended.is_empty() {
         let served = cluster.list(&device_class_query()).and_then(|l| {
@@ -160,11 +182,14 @@ pub(super) fn check_nodes(
         };
         if !taken_back.is_empty() {
             demand.without(&taken_back);
-            findings = match pass(&list, &[], &mut demand) {
-                Ok(again) => again.findings,
-                Err(e) => return failed(v, &cannot_read(e)),
-            };
+            again = true;
         }
+    }
+    if again {
+        findings = match pass(&list, &[], &mut demand) {
+            Ok(again) => again.findings,
+            Err(e) => return failed(v, &cannot_read(e)),
+        };
     }
     capacity::report(settings, findings, v);
 }
