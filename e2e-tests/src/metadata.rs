@@ -84,11 +84,13 @@ fn topology_defaults() -> Value {
         fail_on_lookup_error,
         capacity_check,
         capacity_ignored_resources,
+        capacity_added_tolerations,
     } = topology::Settings::default();
     json!({"allowedTopologyKeys": allowed_topology_keys,
         "requireTopologyForMinCountAtLeast": require_topology_for_min_count_at_least,
         "checkNodeLabels": check_node_labels, "failOnLookupError": fail_on_lookup_error,
-        "capacityCheck": capacity_check, "capacityIgnoredResources": capacity_ignored_resources})
+        "capacityCheck": capacity_check, "capacityIgnoredResources": capacity_ignored_resources,
+        "capacityAddedTolerations": capacity_added_tolerations})
 }
 
 fn run_policy_defaults() -> Value {
@@ -191,6 +193,9 @@ pub struct Question {
     pub variable: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subquestions: Option<Vec<Question>>,
+    /// The fields of each item of a `sequence[` setting (a list of objects).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence_questions: Option<Vec<Question>>,
 }
 
 pub fn questions_path(dir: &str) -> PathBuf {
@@ -393,6 +398,7 @@ mod tests {
             value_multiline: None,
             variable: variable.into(),
             subquestions: None,
+            sequence_questions: None,
         };
         let map = Question {
             kind: "map[".into(),

@@ -79,9 +79,13 @@ fn questions_cover_exactly_the_settings_with_their_defaults() {
                     q.options.as_ref().is_some_and(|o| !o.is_empty()) && (q.default.is_null() || q.default.is_string())
                 }
                 "array[" => q.default.is_null() || q.default.is_array(),
+                "sequence[" => q.default.is_array() && q.sequence_questions.as_ref().is_some_and(|f| !f.is_empty()),
                 _ => false,
             };
             assert!(type_fits, "{name}: {variable} has type {:?} and default {}", q.kind, q.default);
+            if let Some(fields) = &q.sequence_questions {
+                check_sequence_item(name, policy, q, fields);
+            }
             for option in q.options.iter().flatten() {
                 let settings = metadata::settings_from_questions(&[Question { default: json!(option), ..q.clone() }]);
                 validate_settings(policy, &settings).unwrap_or_else(|e| panic!("{name}: option of {variable}: {e}"));
@@ -90,6 +94,29 @@ fn questions_cover_exactly_the_settings_with_their_defaults() {
         let form = metadata::settings_from_questions(&questions.questions);
         assert_eq!(form, defaults, "{name}: the form's defaults");
         validate_settings(policy, &form).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+/// The item a `sequence[` form adds (its fields' defaults, a required text field filled in)
+/// validates, and so does the item with each option of each field.
+fn check_sequence_item(name: &str, policy: &Policy, q: &Question, fields: &[Question]) {
+    let mut item = serde_json::Map::new();
+    for field in fields {
+        assert!(!field.label.is_empty() && !field.description.is_empty(), "{name}: {}.{}", q.variable, field.variable);
+        let filled = field.required == Some(true) && field.default == json!("");
+        item.insert(field.variable.clone(), if filled { json!("example.com/key") } else { field.default.clone() });
+    }
+    let settings_with =
+        |item: Value| metadata::settings_from_questions(&[Question { default: json!([item]), ..q.clone() }]);
+    validate_settings(policy, &settings_with(Value::Object(item.clone())))
+        .unwrap_or_else(|e| panic!("{name}: the default item of {}: {e}", q.variable));
+    for field in fields {
+        for option in field.options.iter().flatten() {
+            let mut with_option = item.clone();
+            with_option.insert(field.variable.clone(), json!(option));
+            validate_settings(policy, &settings_with(Value::Object(with_option)))
+                .unwrap_or_else(|e| panic!("{name}: option {option:?} of {}.{}: {e}", q.variable, field.variable));
+        }
     }
 }
 

@@ -46,6 +46,7 @@ pub fn bundle_questions() -> Result<String, String> {
             options: None,
             value_multiline: None,
             variable: (*set).to_string(),
+            sequence_questions: None,
             subquestions: Some(
                 own.questions
                     .iter()
