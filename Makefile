@@ -154,6 +154,9 @@ bench-check: policies baseline-policy
 # the instrumented build by about a quarter on two cores.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := request_bytes structured settings
+# The capacity rules' soundness property (e2e-tests/tests/capacity_soundness.rs, 512 cases in
+# `make test`) runs this many more cases here.
+SOUNDNESS_CASES ?= 20000
 # Its own target dir: the instrumented build must not block (or be rebuilt by) the others.
 FUZZ_TARGET_DIR ?= $(CARGO_TARGET_DIR)/fuzz
 fuzz: tools
@@ -162,6 +165,7 @@ fuzz: tools
 	for t in $(FUZZ_TARGETS); do \
 	  (cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run --sanitizer none --target-dir $(FUZZ_TARGET_DIR) $$t corpus/$$t -- \
 	    -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10) || exit 1; done
+	CAPACITY_SOUNDNESS_CASES=$(SOUNDNESS_CASES) $(CARGO) test --locked -p gangwarden-e2e-tests --test capacity_soundness
 # --- end fuzzing ---
 
 # ---- packaging and publishing -------------------------------------------------------------

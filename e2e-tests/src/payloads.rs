@@ -669,7 +669,23 @@ pub fn hostile_payloads() -> Vec<Hostile> {
     request["operation"] = json!("UPDATE");
     request["oldObject"] = json!(17);
     out.push(Hostile { name: "oldObject a number", payload: raw_request(request), answer: Answer::BadRequest });
+    out.push(Hostile {
+        name: "30,000 distinct extended resources",
+        payload: create(&job_of_many_resources(30_000)),
+        answer: Answer::Verdict,
+    });
     out
+}
+
+/// A Job whose one container limits `n` distinct made-up extended resources to 1 each: the
+/// capacity rules must answer it in time linear in `n` (no pod asks for more than a few).
+pub fn job_of_many_resources(n: usize) -> Value {
+    let limits: serde_json::Map<String, Value> =
+        (0..n).map(|i| (format!("example.com/resource-{i}"), json!("1"))).collect();
+    json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "many-resources", "namespace": "ml"},
+        "spec": {"parallelism": 4, "completions": 4, "scheduling": {"schedulingPolicy": {"gang": {"minCount": 4}}},
+            "template": {"spec": {"restartPolicy": "Never",
+                "containers": [{"name": "c", "image": "busybox", "resources": {"limits": limits}}]}}}})
 }
 
 /// A scenario's id in the native (criterion) bench: its name in lower case, words joined by `-`.

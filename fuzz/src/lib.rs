@@ -16,14 +16,29 @@ use serde_json::json;
 pub const MAX_TIME: Duration = Duration::from_millis(50);
 pub const BOUNDED_LEN: usize = 64 * 1024;
 
-/// Objects for the lookups to find: Nodes, a Workload, a PodGroup and a claim template.
+/// Objects for the lookups to find: Nodes (with taints and allocatable resources, for the
+/// capacity rules), a Workload, a PodGroup, a claim template, a Trainer runtime and a
+/// RuntimeClass.
 pub fn cluster() -> MemoryCluster {
     let mut objects: Vec<serde_json::Value> = (0..8)
         .map(|i| {
+            let taints = if i % 3 == 0 { json!([{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]) } else { json!([]) };
             json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("node-{i}"),
-                        "labels": {"topology.example.com/rack": format!("r{}", i / 4)}}})
+                        "labels": {"topology.example.com/rack": format!("r{}", i / 4)}},
+                   "spec": {"taints": taints},
+                   "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": format!("{}", i % 2 * 8),
+                                              "ephemeral-storage": "1Ti", "hugepages-2Mi": "1Gi", "pods": "110"}}})
         })
         .collect();
+    objects.push(json!({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": "torch-gang"},
+        "spec": {"mlPolicy": {"numNodes": 2, "torch": {}}, "podGroupPolicy": {"coscheduling": {}},
+            "template": {"spec": {"replicatedJobs": [{"name": "node",
+                "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                    "spec": {"template": {"spec": {"containers": [{"name": "node", "image": "t",
+                        "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}}}}]}}}}));
+    objects.push(json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "nvidia"},
+        "handler": "nvidia", "scheduling": {"tolerations": [{"key": "sku", "operator": "Exists"}]}}));
     objects.push(json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload",
         "metadata": {"name": "train", "namespace": "ml"},
         "spec": {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 4}}}]}}));

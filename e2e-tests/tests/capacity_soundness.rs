@@ -1,0 +1,649 @@
+//! Soundness of the capacity rules, against an oracle that knows nothing of them: each case
+//! builds a cluster and an object whose pods the scheduler's filters can place — it picks the
+//! nodes, places the pods there and gives the nodes room for what the pods ask, computed the
+//! way the scheduler computes it on the Pod the apiserver stores — and the topology rule set,
+//! with `capacityCheck: deny`, must never call any of it impossible.
+//!
+//! The objects cover Jobs (a gang in `spec.scheduling`, a topology domain, Kueue's required
+//! topology and partial admission), PyTorchJobs (`minAvailable` over a Master and Workers of
+//! different shapes) and TrainJobs (torch and MPI runtimes, `resourcesPerNode`), with init
+//! containers, sidecars, pod overhead and pod-level resources written in every quantity form,
+//! node selectors, required node affinity, taints tolerated by the pod itself, by its
+//! RuntimeClass, by Kueue (the object carries a queue label) or by the cluster's own admission
+//! (the setting `capacityAddedTolerations`), and replica types of no pods whose templates may
+//! ask for anything.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use gangwarden_core::cluster::MemoryCluster;
+use gangwarden_core::engine::evaluate;
+use gangwarden_core::request::admission_request;
+use gangwarden_core::rules::topology::Topology;
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use serde_json::{Map, Value, json};
+
+/// Numbers drawn from proptest's choices. Every draw is smallest at choice 0, so shrinking the
+/// choices makes the scenario simpler: fewer pods and nodes, no constraints.
+struct Draw<'a> {
+    choices: &'a [u32],
+    at: usize,
+}
+
+impl Draw<'_> {
+    /// A number in `0..n`.
+    fn below(&mut self, n: u32) -> u32 {
+        let c = self.choices.get(self.at).copied().unwrap_or(0);
+        self.at += 1;
+        if n == 0 { 0 } else { c % n }
+    }
+
+    /// True about `percent` times in a hundred (never at choice 0).
+    fn chance(&mut self, percent: u32) -> bool {
+        self.below(100) >= 100 - percent
+    }
+
+    fn pick<'t, T>(&mut self, from: &'t [T]) -> &'t T {
+        &from[self.below(from.len() as u32) as usize]
+    }
+}
+
+/// The resources a pod may ask for, each counted in atoms the oracle adds exactly: a CPU atom
+/// is a tenth of a millicore (`100u`), a memory atom half a byte, a hugepages atom a 2 MiB page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Res {
+    Cpu,
+    Memory,
+    Gpu,
+    Hugepages,
+    Fpga,
+}
+
+const RESOURCES: [Res; 5] = [Res::Cpu, Res::Memory, Res::Gpu, Res::Hugepages, Res::Fpga];
+
+impl Res {
+    fn name(self) -> &'static str {
+        match self {
+            Res::Cpu => "cpu",
+            Res::Memory => "memory",
+            Res::Gpu => "nvidia.com/gpu",
+            Res::Hugepages => "hugepages-2Mi",
+            Res::Fpga => "example.com/fpga",
+        }
+    }
+
+    /// What the scheduler counts (millicores, bytes, units) for `atoms`, rounded up once.
+    fn units(self, atoms: u128) -> u128 {
+        match self {
+            Res::Cpu => atoms.div_ceil(10),
+            Res::Memory => atoms.div_ceil(2),
+            Res::Hugepages => atoms << 21,
+            Res::Gpu | Res::Fpga => atoms,
+        }
+    }
+
+    /// A node's allocatable of `units`, as a kubelet writes it.
+    fn allocatable(self, units: u128) -> String {
+        match self {
+            Res::Cpu => format!("{units}m"),
+            _ => units.to_string(),
+        }
+    }
+
+    /// Extended resources and hugepages: a request, when written, must equal the limit.
+    fn request_is_limit(self) -> bool {
+        !matches!(self, Res::Cpu | Res::Memory)
+    }
+
+    /// An amount to ask for, in atoms (often none, sometimes odd fractions).
+    fn amount(self, d: &mut Draw) -> u128 {
+        match self {
+            Res::Cpu => u128::from(*d.pick(&[0u32, 5, 10, 2_500, 10_000, 15_000, 40_000, 3])),
+            Res::Memory => u128::from(*d.pick(&[0u64, 1, 2_048, 1 << 31, 3 << 30, 1_000_000, 7])),
+            Res::Gpu => u128::from(d.below(9)),
+            Res::Hugepages => u128::from(d.below(3)),
+            Res::Fpga => u128::from(d.below(3)),
+        }
+    }
+
+    /// `atoms` written in one of the forms the apiserver reads.
+    fn write(self, atoms: u128, d: &mut Draw) -> Value {
+        let mut forms: Vec<String> = Vec::new();
+        match self {
+            Res::Cpu => {
+                forms.push(format!("{}u", atoms * 100));
+                if atoms.is_multiple_of(10) {
+                    forms.push(format!("{}m", atoms / 10));
+                }
+                if atoms.is_multiple_of(10_000) {
+                    forms.push(format!("{}", atoms / 10_000));
+                }
+                if atoms.is_multiple_of(1_000) {
+                    forms.push(format!("{}.{}", atoms / 10_000, (atoms % 10_000) / 1_000));
+                }
+                forms.push(format!("{}n", atoms * 100_000));
+            }
+            Res::Memory => {
+                if atoms % 2 == 1 {
+                    forms.push(format!("{}.5", atoms / 2));
+                } else {
+                    let bytes = atoms / 2;
+                    forms.push(bytes.to_string());
+                    for (suffix, size) in [("Ki", 1u128 << 10), ("Mi", 1 << 20), ("Gi", 1 << 30), ("k", 1_000)] {
+                        if bytes.is_multiple_of(size) {
+                            forms.push(format!("{}{suffix}", bytes / size));
+                        }
+                    }
+                    if bytes.is_multiple_of(1_000_000) {
+                        forms.push(format!("{}e6", bytes / 1_000_000));
+                    }
+                }
+            }
+            Res::Hugepages => forms.push(format!("{}Mi", atoms * 2)),
+            Res::Gpu | Res::Fpga => {
+                forms.push(atoms.to_string());
+                if d.chance(30) {
+                    // int-or-string: a number is a quantity too.
+                    return json!(atoms as u64);
+                }
+            }
+        }
+        Value::from(d.pick(&forms).clone())
+    }
+}
+
+type Atoms = BTreeMap<Res, u128>;
+
+fn add(into: &mut Atoms, from: &Atoms) {
+    for (r, a) in from {
+        *into.entry(*r).or_default() += a;
+    }
+}
+
+fn max_into(into: &mut Atoms, from: &Atoms) {
+    for (r, a) in from {
+        let e = into.entry(*r).or_default();
+        *e = (*e).max(*a);
+    }
+}
+
+/// A container's `resources` and the requests the apiserver defaults them to (a limit stands
+/// for a missing request); `asked` holds every resource it names.
+fn container_resources(d: &mut Draw) -> (Value, Atoms) {
+    let (mut requests, mut limits, mut effective) = (Map::new(), Map::new(), Atoms::new());
+    for r in RESOURCES {
+        if !d.chance(if r == Res::Cpu || r == Res::Memory { 60 } else { 25 }) {
+            continue;
+        }
+        let amount = r.amount(d);
+        match (d.below(3), r.request_is_limit()) {
+            (0, _) => {
+                limits.insert(r.name().into(), r.write(amount, d));
+            }
+            (1, false) => {
+                requests.insert(r.name().into(), r.write(amount, d));
+            }
+            (_, true) | (2, false) => {
+                requests.insert(r.name().into(), r.write(amount, d));
+                let limit = if r.request_is_limit() { amount } else { amount + r.amount(d) };
+                limits.insert(r.name().into(), r.write(limit, d));
+            }
+            _ => unreachable!(),
+        }
+        effective.insert(r, amount);
+    }
+    (json!({"requests": requests, "limits": limits}), effective)
+}
+
+/// A pod template's spec (no placement yet) and what one of its pods asks of a node, as the
+/// scheduler counts it: containers summed, sidecars beside them, the largest init phase,
+/// pod-level resources as the apiserver defaults them (1.34+), overhead; each total rounded
+/// once. The first container, `node`, gets `gpus` merged into its resources as Trainer merges
+/// `resourcesPerNode` (its requests and limits of GPUs replaced).
+fn pod_spec(d: &mut Draw, gpus: Option<(u128, &Value)>) -> (Value, BTreeMap<Res, u128>) {
+    let mut containers = Vec::new();
+    let mut total = Atoms::new();
+    let mut named: BTreeSet<Res> = BTreeSet::new();
+    for i in 0..=d.below(3) {
+        let (mut resources, mut effective) = container_resources(d);
+        let name = if i == 0 { "node".to_string() } else { format!("helper-{i}") };
+        if i == 0
+            && let Some((atoms, written)) = gpus
+        {
+            // A strategic merge of the maps: the override's keys replace the container's.
+            for part in ["requests", "limits"] {
+                resources[part][Res::Gpu.name()] = written.clone();
+            }
+            effective.insert(Res::Gpu, atoms);
+        }
+        named.extend(effective.keys().copied());
+        add(&mut total, &effective);
+        containers.push(json!({"name": name, "image": "registry.example.com/train:1", "resources": resources}));
+    }
+    let (mut init, mut sidecars, mut phases) = (Vec::new(), Atoms::new(), Atoms::new());
+    for i in 0..d.below(3) {
+        let (resources, effective) = container_resources(d);
+        named.extend(effective.keys().copied());
+        let mut c =
+            json!({"name": format!("init-{i}"), "image": "registry.example.com/init:1", "resources": resources});
+        if d.chance(50) {
+            c["restartPolicy"] = json!("Always");
+            add(&mut total, &effective);
+            add(&mut sidecars, &effective);
+            max_into(&mut phases, &sidecars);
+        } else {
+            let mut phase = effective.clone();
+            add(&mut phase, &sidecars);
+            max_into(&mut phases, &phase);
+        }
+        init.push(c);
+    }
+    max_into(&mut total, &phases);
+    let mut spec = json!({"restartPolicy": "Never", "containers": containers});
+    if !init.is_empty() {
+        spec["initContainers"] = json!(init);
+    }
+    if d.chance(25) {
+        let (mut requests, mut limits) = (Map::new(), Map::new());
+        for r in [Res::Cpu, Res::Memory] {
+            let containers = total.get(&r).copied().unwrap_or(0);
+            match d.below(3) {
+                // A limit alone: the request is the containers' total when they name the
+                // resource, else the limit.
+                0 => {
+                    let limit = containers + r.amount(d);
+                    limits.insert(r.name().into(), r.write(limit, d));
+                    if !named.contains(&r) {
+                        total.insert(r, limit);
+                    }
+                }
+                // A request (at least the containers' total) and a limit above it.
+                1 => {
+                    let request = containers + r.amount(d);
+                    requests.insert(r.name().into(), r.write(request, d));
+                    limits.insert(r.name().into(), r.write(request + r.amount(d), d));
+                    total.insert(r, request);
+                }
+                _ => {}
+            }
+        }
+        if !requests.is_empty() || !limits.is_empty() {
+            spec["resources"] = json!({"requests": requests, "limits": limits});
+        }
+    }
+    if d.chance(20) {
+        let (cpu, memory) = (Res::Cpu.amount(d), Res::Memory.amount(d));
+        spec["overhead"] = json!({"cpu": Res::Cpu.write(cpu, d), "memory": Res::Memory.write(memory, d)});
+        add(&mut total, &Atoms::from([(Res::Cpu, cpu), (Res::Memory, memory)]));
+    }
+    let units = total.into_iter().map(|(r, a)| (r, r.units(a))).collect();
+    (spec, units)
+}
+
+/// A node of the cluster the oracle builds.
+#[derive(Clone, Debug)]
+struct Node {
+    labels: BTreeMap<&'static str, String>,
+    /// (key, value, effect)
+    taints: Vec<(&'static str, &'static str, &'static str)>,
+    /// What the pods placed on it ask, summed per resource (scheduler units), and how many.
+    used: BTreeMap<Res, u128>,
+    pods: u64,
+}
+
+const RACK: &str = "topology.example.com/rack";
+const GPU_TYPE: &str = "gpu.example.com/type";
+const TAINTS: [(&str, &str, &str); 4] = [
+    ("sku", "gpu", "NoSchedule"),
+    ("dedicated", "ml", "NoExecute"),
+    ("spot", "true", "PreferNoSchedule"),
+    ("nvidia.com/gpu", "present", "NoSchedule"),
+];
+
+fn nodes(d: &mut Draw) -> Vec<Node> {
+    (0..=d.below(6))
+        .map(|_| {
+            let mut labels = BTreeMap::from([(RACK, format!("r{}", d.below(3)))]);
+            if d.chance(70) {
+                labels.insert(GPU_TYPE, d.pick(&["h100", "a100"]).to_string());
+            }
+            let taints = TAINTS.into_iter().filter(|_| d.chance(30)).collect();
+            Node { labels, taints, used: BTreeMap::new(), pods: 0 }
+        })
+        .collect()
+}
+
+/// How a scenario lets pods past taints besides their own tolerations.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Toleration {
+    Own,
+    Kueue,
+    RuntimeClass,
+    Setting,
+}
+
+/// The placement of one pod shape: nodeSelector, required affinity and tolerations that admit
+/// every node in `targets`, written into `spec`.
+fn place(
+    spec: &mut Value,
+    targets: &BTreeSet<usize>,
+    nodes: &[Node],
+    how: Toleration,
+    d: &mut Draw,
+    rc: &mut Vec<Value>,
+) {
+    let shared = |key: &str| -> Option<String> {
+        let values: BTreeSet<Option<&String>> = targets.iter().map(|t| nodes[*t].labels.get(key)).collect();
+        match values.into_iter().collect::<Vec<_>>().as_slice() {
+            [Some(v)] => Some((*v).clone()),
+            _ => None,
+        }
+    };
+    let mut selector = Map::new();
+    for key in [RACK, GPU_TYPE] {
+        if let Some(v) = shared(key)
+            && d.chance(40)
+        {
+            selector.insert(key.into(), json!(v));
+        }
+    }
+    if !selector.is_empty() {
+        spec["nodeSelector"] = Value::Object(selector);
+    }
+    if d.chance(40) {
+        let racks: BTreeSet<String> = targets.iter().map(|t| nodes[*t].labels[RACK].clone()).collect();
+        let mut values: Vec<String> = racks.iter().cloned().collect();
+        if d.chance(50) {
+            values.push("r9".into());
+        }
+        let absent: Vec<String> = (0..3).map(|i| format!("r{i}")).filter(|r| !racks.contains(r)).collect();
+        let expression = match d.below(3) {
+            1 if !absent.is_empty() => json!({"key": RACK, "operator": "NotIn", "values": absent}),
+            2 => json!({"key": RACK, "operator": "Exists"}),
+            _ => json!({"key": RACK, "operator": "In", "values": values}),
+        };
+        let mut terms = vec![json!({"matchExpressions": [expression]})];
+        if d.chance(30) {
+            terms.insert(0, json!({"matchExpressions": [{"key": "no.such/label", "operator": "Exists"}]}));
+        }
+        spec["affinity"] =
+            json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}});
+    }
+    let taints: BTreeSet<(&str, &str, &str)> = targets
+        .iter()
+        .flat_map(|t| nodes[*t].taints.iter().copied())
+        .filter(|(_, _, effect)| *effect != "PreferNoSchedule")
+        .collect();
+    let tolerations: Vec<Value> = taints
+        .iter()
+        .map(|(key, value, effect)| match d.below(4) {
+            0 => json!({"key": key, "operator": "Equal", "value": value, "effect": effect}),
+            1 => json!({"key": key, "operator": "Exists"}),
+            2 => json!({"key": key, "value": value}),
+            _ => json!({"operator": "Exists", "effect": effect}),
+        })
+        .collect();
+    match how {
+        Toleration::Own if !tolerations.is_empty() => spec["tolerations"] = json!(tolerations),
+        Toleration::RuntimeClass => {
+            let name = format!("rc-{}", rc.len());
+            spec["runtimeClassName"] = json!(name);
+            rc.push(json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name},
+                "handler": "runc", "scheduling": {"tolerations": tolerations}}));
+        }
+        // Kueue and the setting add tolerations the object does not carry.
+        _ => {}
+    }
+}
+
+/// `count` pods of a shape that asks `units`, placed on `targets` (round robin).
+fn put(nodes: &mut [Node], targets: &BTreeSet<usize>, count: u64, units: &BTreeMap<Res, u128>) {
+    let targets: Vec<usize> = targets.iter().copied().collect();
+    for i in 0..count as usize {
+        let n = &mut nodes[targets[i % targets.len()]];
+        n.pods += 1;
+        for (r, u) in units {
+            *n.used.entry(*r).or_default() += u;
+        }
+    }
+}
+
+/// Nodes for a shape's pods: some nodes of `among`, at least one.
+fn targets(d: &mut Draw, among: &[usize]) -> BTreeSet<usize> {
+    let mut out: BTreeSet<usize> = among.iter().copied().filter(|_| d.chance(50)).collect();
+    out.insert(*d.pick(among));
+    out
+}
+
+/// Every node, or the nodes of one rack when the pods must share a domain.
+fn domain(d: &mut Draw, nodes: &[Node], one_rack: bool) -> Vec<usize> {
+    let all: Vec<usize> = (0..nodes.len()).collect();
+    if !one_rack {
+        return all;
+    }
+    let rack = nodes[*d.pick(&all)].labels[RACK].clone();
+    all.into_iter().filter(|i| nodes[*i].labels[RACK] == rack).collect()
+}
+
+/// A scenario: the object, the cluster, and the settings.
+#[derive(Debug)]
+struct Scenario {
+    object: Value,
+    cluster: Vec<Value>,
+    settings: Value,
+}
+
+fn scenario(choices: &[u32]) -> Scenario {
+    let d = &mut Draw { choices, at: 0 };
+    let mut nodes = nodes(d);
+    let how = *d.pick(&[Toleration::Own, Toleration::Kueue, Toleration::RuntimeClass, Toleration::Setting]);
+    let mut rc = Vec::new();
+    let mut object = match d.below(3) {
+        0 => job(d, &mut nodes, how, &mut rc),
+        1 => pytorch_job(d, &mut nodes, how, &mut rc),
+        _ => {
+            let (job, runtime) = train_job(d, &mut nodes, how, &mut rc);
+            rc.push(runtime);
+            job
+        }
+    };
+    if how == Toleration::Kueue {
+        object["metadata"]["labels"] = json!({"kueue.x-k8s.io/queue-name": "team-a"});
+    }
+    let mut settings = json!({"capacityCheck": "deny"});
+    if how == Toleration::Setting {
+        let taints: BTreeSet<(&str, &str, &str)> = nodes.iter().flat_map(|n| n.taints.iter().copied()).collect();
+        let added: Vec<Value> =
+            taints.iter().map(|(k, v, e)| json!({"key": k, "operator": "Equal", "value": v, "effect": e})).collect();
+        settings["capacityAddedTolerations"] = json!(added);
+    }
+    let mut cluster: Vec<Value> = nodes.iter().enumerate().map(|(i, n)| node_object(i, n, d)).collect();
+    cluster.extend(rc);
+    Scenario { object, cluster, settings }
+}
+
+/// A node with room for what was placed on it, and sometimes a little more.
+fn node_object(i: usize, n: &Node, d: &mut Draw) -> Value {
+    let mut allocatable = Map::new();
+    for r in RESOURCES {
+        let used = n.used.get(&r).copied().unwrap_or(0);
+        let spare = if d.chance(30) { r.units(r.amount(d)) } else { 0 };
+        if used + spare > 0 || d.chance(20) {
+            allocatable.insert(r.name().into(), json!(r.allocatable(used + spare)));
+        }
+    }
+    allocatable.insert("pods".into(), json!((n.pods + u64::from(d.below(3))).to_string()));
+    let taints: Vec<Value> = n.taints.iter().map(|(k, v, e)| json!({"key": k, "value": v, "effect": e})).collect();
+    json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("node-{i}"), "labels": n.labels},
+        "spec": {"taints": taints}, "status": {"allocatable": allocatable}})
+}
+
+/// A Job: `parallelism` pods, a gang of `minCount` of them (in one rack when it names the rack
+/// as its topology), or Kueue's required topology over the pods it starts (all of them, or as
+/// few as `job-min-parallelism`).
+fn job(d: &mut Draw, nodes: &mut [Node], how: Toleration, rc: &mut Vec<Value>) -> Value {
+    let (mut spec, units) = pod_spec(d, None);
+    let parallelism = u64::from(d.below(5)) + 1;
+    let gang = u64::from(d.below(parallelism as u32)) + 1;
+    let topology = d.chance(30);
+    let kueue_tas = d.chance(25);
+    let min_parallelism =
+        (kueue_tas && parallelism > 1 && d.chance(50)).then(|| u64::from(d.below(parallelism as u32 - 1)) + 1);
+    // The pods placed at once: the gang's, and with Kueue's required topology every pod it
+    // starts (as few as its partial admission allows), all in one rack when either asks.
+    let together = if kueue_tas { min_parallelism.unwrap_or(parallelism).max(gang) } else { gang };
+    let among = domain(d, nodes, topology || kueue_tas);
+    let on = targets(d, &among);
+    place(&mut spec, &on, nodes, how, d, rc);
+    put(nodes, &on, together, &units);
+    let mut template = json!({"spec": spec});
+    if kueue_tas {
+        template["metadata"] = json!({"annotations": {"kueue.x-k8s.io/podset-required-topology": RACK}});
+    }
+    let mut job_spec = json!({"parallelism": parallelism, "completions": parallelism + u64::from(d.below(3)),
+        "template": template});
+    if d.chance(70) {
+        let mut scheduling = json!({"schedulingPolicy": {"gang": {"minCount": gang}}});
+        if topology {
+            scheduling["schedulingConstraints"] = json!({"topology": [{"key": RACK}]});
+        }
+        job_spec["scheduling"] = scheduling;
+    }
+    let mut object = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train", "namespace": "ml"},
+        "spec": job_spec});
+    if let Some(min) = min_parallelism {
+        object["metadata"]["annotations"] = json!({"kueue.x-k8s.io/job-min-parallelism": min.to_string()});
+    }
+    object
+}
+
+/// A PyTorchJob: a Master and Workers of their own shapes; `minAvailable` is what was placed.
+/// A replica type of no pods may ask for anything.
+fn pytorch_job(d: &mut Draw, nodes: &mut [Node], how: Toleration, rc: &mut Vec<Value>) -> Value {
+    let all: Vec<usize> = (0..nodes.len()).collect();
+    let workers = u64::from(d.below(6));
+    let mut specs = Map::new();
+    let mut placed = 0;
+    for (replica_type, count) in [("Master", 1), ("Worker", workers)] {
+        let (mut spec, units) = pod_spec(d, None);
+        if count == 0 {
+            // Never placed: a template no node can take must not matter.
+            spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = json!("1000");
+        } else {
+            let on = targets(d, &all);
+            place(&mut spec, &on, nodes, how, d, rc);
+            let at_once = u64::from(d.below(count as u32)) + 1;
+            put(nodes, &on, at_once, &units);
+            placed += at_once;
+        }
+        specs.insert(
+            replica_type.into(),
+            json!({"replicas": count, "restartPolicy": "OnFailure", "template": {"spec": spec}}),
+        );
+    }
+    json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "resnet", "namespace": "ml"},
+        "spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": placed}}, "pytorchReplicaSpecs": specs}})
+}
+
+/// A TrainJob on a coscheduling runtime (torch, or MPI with or without the launcher as a
+/// node): every pod of the run placed at once, `resourcesPerNode` where Trainer merges it.
+fn train_job(d: &mut Draw, nodes: &mut [Node], how: Toleration, rc: &mut Vec<Value>) -> (Value, Value) {
+    let all: Vec<usize> = (0..nodes.len()).collect();
+    let num_nodes = u64::from(d.below(4)) + 1;
+    let gpus = Res::Gpu.amount(d);
+    let written = Res::Gpu.write(gpus, d);
+    let per_node = json!({"requests": {"nvidia.com/gpu": written}, "limits": {"nvidia.com/gpu": written}});
+    let mpi = d.chance(50);
+    let launcher_as_node = mpi && d.chance(50);
+    let trainer_label = json!({"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"});
+    // (job name, labelled as the trainer, pods, gets resourcesPerNode)
+    let jobs: Vec<(&str, bool, u64, bool)> = if mpi {
+        let workers = if launcher_as_node { (num_nodes - 1).max(1) } else { num_nodes };
+        vec![("launcher", true, 1, true), ("node", false, workers, launcher_as_node)]
+    } else {
+        vec![("node", true, num_nodes, true)]
+    };
+    let mut replicated = Vec::new();
+    for (name, trainer, count, merged) in jobs {
+        let (mut spec, units) = pod_spec(d, merged.then_some((gpus, &written)));
+        let on = targets(d, &all);
+        place(&mut spec, &on, nodes, how, d, rc);
+        put(nodes, &on, count, &units);
+        let mut template = json!({"spec": {"template": {"spec": spec}}});
+        if trainer {
+            template["metadata"] = json!({"labels": trainer_label});
+        }
+        replicated.push(json!({"name": name, "template": template}));
+    }
+    let ml_policy = if mpi {
+        json!({"numNodes": 1, "mpi": {"numProcPerNode": 1, "mpiImplementation": "OpenMPI", "runLauncherAsNode": launcher_as_node}})
+    } else {
+        json!({"numNodes": 1, "torch": {}})
+    };
+    let runtime = json!({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": "gang"}, "spec": {"mlPolicy": ml_policy, "podGroupPolicy": {"coscheduling": {}},
+        "template": {"spec": {"replicatedJobs": replicated}}}});
+    let job = json!({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+        "metadata": {"name": "llama", "namespace": "ml"},
+        "spec": {"runtimeRef": {"name": "gang", "apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"},
+                 "trainer": {"numNodes": num_nodes, "resourcesPerNode": per_node}}});
+    (job, runtime)
+}
+
+/// The capacity findings of the topology rule set on `s` (rejections and warnings alike).
+fn capacity_findings(s: &Scenario) -> Vec<String> {
+    let request = admission_request("soundness", "CREATE", &s.object, None);
+    let payload = serde_json::to_vec(&json!({"request": request, "settings": s.settings})).unwrap_or_default();
+    let answer = evaluate::<Topology>(&payload, &MemoryCluster::new(s.cluster.clone()));
+    answer
+        .message
+        .iter()
+        .chain(&answer.warnings)
+        .filter(|m| m.contains("[topology.pod-fits]") || m.contains("[topology.gang-fits]"))
+        .cloned()
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("CAPACITY_SOUNDNESS_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(512),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn no_capacity_finding_is_made_on_pods_the_scheduler_can_place(choices in proptest::collection::vec(any::<u32>(), 400)) {
+        let s = scenario(&choices);
+        let findings = capacity_findings(&s);
+        prop_assert!(
+            findings.is_empty(),
+            "a feasible placement was called impossible: {findings:?}\nobject: {}\ncluster: {}\nsettings: {}",
+            s.object, Value::from(s.cluster.clone()), s.settings
+        );
+    }
+}
+
+/// The oracle is not vacuous: the same scenarios with one node's room taken away are found out
+/// often enough (a pod or a gang no longer fits), so the property above tests real checks.
+#[test]
+fn the_oracle_builds_scenarios_the_rules_can_judge() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = proptest::collection::vec(any::<u32>(), 400);
+    let (mut judged, mut tight) = (0, 0);
+    for _ in 0..400 {
+        let choices = strategy.new_tree(&mut runner).expect("choices").current();
+        let mut s = scenario(&choices);
+        // Halve what every node offers: most scenarios that placed something no longer fit.
+        for node in s.cluster.iter_mut().filter(|o| o["kind"] == "Node") {
+            for (name, v) in node["status"]["allocatable"].as_object_mut().into_iter().flatten() {
+                if name != "pods" {
+                    let text = v.as_str().unwrap_or_default().trim_end_matches('m').to_string();
+                    let n: u128 = text.parse().unwrap_or(0);
+                    *v = json!(if name == "cpu" { format!("{}m", n / 2) } else { (n / 2).to_string() });
+                }
+            }
+        }
+        judged += 1;
+        tight += usize::from(!capacity_findings(&s).is_empty());
+    }
+    assert!(tight * 4 >= judged, "only {tight} of {judged} starved scenarios were found out: the oracle is too lax");
+}
