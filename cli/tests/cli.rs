@@ -71,9 +71,9 @@ fn examples_are_reported_at_their_lines() {
     assert_eq!(
         lines,
         vec![
-            "examples/manifests/capacity.yaml:16:9: warning: Job ml/pretrain: spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them [topology.gang-fits]",
+            "examples/manifests/capacity.yaml:16:9: warning: Job ml/pretrain: spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
             "examples/manifests/capacity.yaml:41:15: warning: Job ml/one-big-pod: spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: no node can ever run this pod: one pod asks 16 nvidia.com/gpu, and the largest of the 6 eligible nodes has 8 allocatable [topology.pod-fits]",
-            "examples/manifests/capacity.yaml:76:7: warning: PyTorchJob ml/llama-70b: spec.runPolicy.schedulingPolicy.minAvailable: the gang of 8 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them [topology.gang-fits]",
+            "examples/manifests/capacity.yaml:76:7: warning: PyTorchJob ml/llama-70b: spec.runPolicy.schedulingPolicy.minAvailable: the gang of 8 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
             "examples/manifests/drifted.yaml:13:3: error: PodGroup ml/train-workers-retry: spec.schedulingPolicy: Invalid value: {\"gang\":{\"minCount\":4}}: must equal the schedulingPolicy of Workload \"train\" template \"workers\": {\"gang\":{\"minCount\":2}} [gang.template-consistency]",
             "examples/manifests/drifted.yaml:18:9: error: PodGroup ml/train-workers-retry: spec.schedulingConstraints.topology[0].key: Invalid value: \"topology.kubernetes.io/zon\": no node carries the label \"topology.kubernetes.io/zon\" (checked 6 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
             "examples/manifests/drifted.yaml:28:5: warning: Pod ml/eval-0: spec.schedulingGroup.podGroupName: PodGroup \"eval\" does not exist in namespace \"ml\" yet; the Pod stays Pending until it is created [gang.pod-group-exists]",
@@ -86,7 +86,7 @@ fn examples_are_reported_at_their_lines() {
             "examples/manifests/trainjob.yaml:14:3: error: ClusterTrainingRuntime torch-gang: spec.podGroupPolicy: Invalid value: \"{coscheduling, volcano}\": must specify exactly one of: `coscheduling`, `volcano` (with both, Trainer makes two PodGroups and the job can stay Pending, kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:42:3: error: TrainJob ml/llama-finetune: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-gang\"}: ClusterTrainingRuntime \"torch-gang\" sets both coscheduling and volcano in spec.podGroupPolicy, so Trainer makes two PodGroups for the job and it can stay Pending (kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:54:3: error: TrainJob ml/llama-eval: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-distributed\"}: clustertrainingruntimes.trainer.kubeflow.org \"torch-distributed\" not found: specified clusterTrainingRuntime must be created before the TrainJob is created [run-policy.runtime-exists]",
-            "18 documents checked in 24 files: 10 accepted, 8 rejected, 5 warnings; 22 documents skipped (no rule set guards them)",
+            "18 documents checked in 25 files: 10 accepted, 8 rejected, 5 warnings; 23 documents skipped (no rule set guards them)",
         ]
     );
     assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");
@@ -401,9 +401,9 @@ fn capacity_is_checked_against_the_nodes_given() {
     assert_eq!(
         lines(&o),
         [
-            "examples/manifests/capacity.yaml:16:9: warning: Job ml/pretrain: spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them [topology.gang-fits]",
+            "examples/manifests/capacity.yaml:16:9: warning: Job ml/pretrain: spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
             "examples/manifests/capacity.yaml:41:15: warning: Job ml/one-big-pod: spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: no node can ever run this pod: one pod asks 16 nvidia.com/gpu, and the largest of the 6 eligible nodes has 8 allocatable [topology.pod-fits]",
-            "examples/manifests/capacity.yaml:76:7: warning: PyTorchJob ml/llama-70b: spec.runPolicy.schedulingPolicy.minAvailable: the gang of 8 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them [topology.gang-fits]",
+            "examples/manifests/capacity.yaml:76:7: warning: PyTorchJob ml/llama-70b: spec.runPolicy.schedulingPolicy.minAvailable: the gang of 8 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
             "4 documents checked in 1 file: 4 accepted, 0 rejected, 3 warnings",
         ]
     );
@@ -414,7 +414,7 @@ fn capacity_is_checked_against_the_nodes_given() {
     assert_eq!(code(&o), 1);
     assert_eq!(
         lines(&o)[0],
-        "examples/manifests/capacity.yaml:16:9: error: Job ml/pretrain: spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 5: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them [topology.gang-fits]"
+        "examples/manifests/capacity.yaml:16:9: error: Job ml/pretrain: spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 5: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]"
     );
     // Without Nodes there is nothing to check the pods against, and nothing is said of them
     // (the topology key a Job names is another matter: that lookup was asked for).
