@@ -71,22 +71,101 @@ struct Entry {
 /// past [`MAX_RESOURCES`] of them.
 fn entries(raw: Option<&RawJson>, at: &Path) -> Option<Vec<Entry>> {
     let Some(raw) = raw else { return Some(Vec::new()) };
-    let value = raw.value();
-    let Some(map) = value.as_object() else { return Some(Vec::new()) };
-    let mut out = Vec::new();
-    for (name, value) in map.iter().filter(|(name, _)| is_checked_resource(name)) {
-        if out.len() == MAX_RESOURCES {
-            return None;
-        }
-        // int-or-string: a custom resource's template may write `cpu: 4`.
-        let amount = match value {
-            Value::String(s) => fine_units(name, s),
-            Value::Number(n) => fine_units(name, &n.to_string()),
-            _ => None,
-        };
-        out.push(Entry { resource: name.clone(), amount, at: at.key(name) });
+    located(serde_json::from_str::<CheckedMap>(raw.0.get()).ok()?, at)
+}
+
+/// A map's entries with where each is written; `None` past [`MAX_RESOURCES`].
+fn located(map: CheckedMap, at: &Path) -> Option<Vec<Entry>> {
+    Some(map.0?.into_iter().map(|(resource, amount)| Entry { at: at.key(&resource), resource, amount }).collect())
+}
+
+/// The checked resources of a JSON map, read without building the map: the entries are kept in
+/// order up to [`MAX_RESOURCES`] and then only skipped (`None`), so thousands of made-up names
+/// cost one pass. Anything but an object reads as no entries, as the typed Pod reads it.
+struct CheckedMap(Option<Vec<(String, Amount)>>);
+
+impl<'de> serde::Deserialize<'de> for CheckedMap {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(CheckedMapVisitor)
     }
-    Some(out)
+}
+
+struct CheckedMapVisitor;
+
+impl<'de> serde::de::Visitor<'de> for CheckedMapVisitor {
+    type Value = CheckedMap;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a map of resource amounts")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<CheckedMap, A::Error> {
+        let mut out: Vec<(String, Amount)> = Vec::new();
+        let mut over = false;
+        while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if over || !is_checked_resource(&name) {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                continue;
+            }
+            // int-or-string: a custom resource's template may write `cpu: 4`.
+            let amount = match map.next_value::<Value>()? {
+                Value::String(s) => fine_units(&name, &s),
+                Value::Number(n) => fine_units(&name, &n.to_string()),
+                _ => None,
+            };
+            // A repeated key: the last one counts, as when the map is decoded.
+            if let Some(entry) = out.iter_mut().find(|(r, _)| *r == name) {
+                entry.1 = amount;
+            } else if out.len() == MAX_RESOURCES {
+                over = true;
+            } else {
+                out.push((name.into_owned(), amount));
+            }
+        }
+        Ok(CheckedMap((!over).then_some(out)))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<CheckedMap, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(CheckedMap(Some(Vec::new())))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<CheckedMap, E> {
+        Ok(CheckedMap(Some(Vec::new())))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<CheckedMap, E> {
+        self.visit_unit()
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<CheckedMap, E> {
+        self.visit_unit()
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<CheckedMap, E> {
+        self.visit_unit()
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<CheckedMap, E> {
+        self.visit_unit()
+    }
+
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<CheckedMap, E> {
+        self.visit_unit()
+    }
+}
+
+/// A `resources` block's two maps, read as [`CheckedMap`]s (other fields skipped).
+#[derive(serde::Deserialize)]
+struct ResourcesText {
+    #[serde(default = "no_entries")]
+    requests: CheckedMap,
+    #[serde(default = "no_entries")]
+    limits: CheckedMap,
+}
+
+fn no_entries() -> CheckedMap {
+    CheckedMap(Some(Vec::new()))
 }
 
 /// Requests and limits, each amount with where it is written.
@@ -98,11 +177,13 @@ struct Block {
 impl Block {
     /// The `resources` block at `at`; `None` past [`MAX_RESOURCES`].
     fn read(resources: Option<&RawJson>, at: &Path) -> Option<Block> {
-        let value = resources.map(RawJson::value).unwrap_or(Value::Null);
-        let part = |name: &str| value.get(name).map(|v| RawJson(crate::decode::to_raw(v)));
+        // Anything but an object (or a field of the wrong type) reads as no entries.
+        let text = resources
+            .and_then(|r| serde_json::from_str::<ResourcesText>(r.0.get()).ok())
+            .unwrap_or(ResourcesText { requests: no_entries(), limits: no_entries() });
         Some(Block {
-            requests: entries(part("requests").as_ref(), &at.child("requests"))?,
-            limits: entries(part("limits").as_ref(), &at.child("limits"))?,
+            requests: located(text.requests, &at.child("requests"))?,
+            limits: located(text.limits, &at.child("limits"))?,
         })
     }
 
@@ -448,6 +529,30 @@ mod tests {
             {"name": "a", "resources": {"limits": half(0)}}, {"name": "b", "resources": {"limits": half(1000)}}]}))
         .unwrap();
         assert_eq!(pod_asks(&spec, &Path::new("s"), None), None);
+    }
+
+    #[test]
+    fn maps_are_read_without_being_built() {
+        let read = |text: &str| serde_json::from_str::<CheckedMap>(text).unwrap().0;
+        let one = |r: &str, fine: u128| vec![(r.to_string(), Some(fine))];
+        // Names the scheduler ignores are skipped, and do not count towards the cap (CPU in
+        // fine millicores).
+        assert_eq!(
+            read(r#"{"pods": "3", "example": "1", "cpu": "2"}"#),
+            Some(one("cpu", 2000 * crate::quantity::FINE))
+        );
+        // A repeated key: the last one counts, as when the map is decoded.
+        assert_eq!(read(r#"{"cpu": "2", "cpu": "1"}"#), Some(one("cpu", 1000 * crate::quantity::FINE)));
+        // Anything but an object is no entries; nested values past the cap are skipped whole.
+        for text in ["null", "3", "\"4\"", "true", "[1, {}]"] {
+            assert_eq!(read(text), Some(Vec::new()), "{text}");
+        }
+        let past: Vec<String> = (0..=MAX_RESOURCES).map(|i| format!(r#""example.com/r{i}": {{"a": [1]}}"#)).collect();
+        assert_eq!(read(&format!("{{{}}}", past.join(","))), None);
+        // A `resources` block whose maps have the wrong type reads as empty maps.
+        let block =
+            Block::read(Some(&RawJson(crate::decode::to_raw(&json!({"requests": 1, "limits": []})))), &Path::new("r"));
+        assert!(block.is_some_and(|b| b.requests.is_empty() && b.limits.is_empty()));
     }
 
     #[test]
