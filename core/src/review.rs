@@ -217,6 +217,15 @@ impl Review<'_> {
         self.operation == Operation::Update && self.old_object.is_some()
     }
 
+    /// Whether the object is a Workload or PodGroup whose controller owner is a `batch/v1`
+    /// Job: from Kubernetes 1.37 (gate `WorkloadWithJob`, on by default from 1.38) the Job
+    /// controller makes one pair for every Job, and a rejection stops the Job from making
+    /// Pods. The rules read such an object alone, with no lookup ([`crate::engine::check`]).
+    pub fn made_by_job_controller(&self) -> bool {
+        matches!(self.object, Resource::Workload(_) | Resource::PodGroup(_))
+            && self.metadata.controller.as_ref().is_some_and(|(a, k)| a == "batch/v1" && k == "Job")
+    }
+
     /// The `scheduling.k8s.io` version of the object, for its kinds.
     pub fn scheduling_version(&self) -> Option<Version> {
         (self.kind.group == SCHEDULING_GROUP).then(|| Version::parse(&self.kind.version)).flatten()
