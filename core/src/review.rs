@@ -275,7 +275,7 @@ impl Reads for AllKinds {
 pub struct BadRequest(pub String);
 
 /// The kinds this project guards, for messages.
-pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup, v1 Pod, batch/v1 Job and CronJob, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob, kubeflow.org/v2beta1 MPIJob, trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime and ClusterTrainingRuntime";
+pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1, v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup, v1 Pod, batch/v1 Job and CronJob, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob, kubeflow.org/v2beta1 MPIJob, trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime and ClusterTrainingRuntime";
 
 /// Whether this kind is one the rule sets know how to read: `Ok(false)` for kinds outside
 /// the project's API groups (accepted untouched), an error for unknown kinds inside them.

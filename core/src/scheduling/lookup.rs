@@ -37,7 +37,7 @@ pub fn parse_lookup_versions(versions: &[String]) -> Result<Vec<Version>, String
     for (i, v) in versions.iter().enumerate() {
         let Some(version) = Version::parse(v) else {
             return Err(format!(
-                "schedulingApiVersions[{i}]: Unsupported value: {v:?}: supported values: \"v1beta1\", \"v1alpha3\", \"v1alpha2\""
+                "schedulingApiVersions[{i}]: Unsupported value: {v:?}: supported values: \"v1\", \"v1beta1\", \"v1alpha3\", \"v1alpha2\""
             ));
         };
         if !seen.insert(version) {
