@@ -353,6 +353,12 @@ pub const DOCS: &[RuleDoc] = &[
         upstream: None,
     },
     RuleDoc {
+        id: "gang.job-scheduling-group",
+        kinds: BATCH,
+        example: "spec.scheduling: Forbidden: may not be set when spec.template.spec.schedulingGroup is set [gang.job-scheduling-group]",
+        upstream: Some(ErrorType::Forbidden),
+    },
+    RuleDoc {
         id: "gang.pod-group-policy",
         kinds: TRAINER,
         example: "spec.podGroupPolicy: Invalid value: \"{coscheduling, volcano}\": must specify exactly one of: `coscheduling`, `volcano` (with both, Trainer makes two PodGroups and the job can stay Pending, kubeflow/trainer#4060) [gang.pod-group-policy]",

@@ -16,6 +16,7 @@ pub(super) fn check_batch_job(
     if let Some(group) = group {
         check_size(job, group, v);
     }
+    check_scheduling_group(job, old, v);
     match old {
         // A CronJob's template may change: it shapes only the Jobs created after.
         Some(old) if job.kind == BatchKind::Job => check_update(job, old, v),
@@ -50,6 +51,28 @@ fn check_size(job: &BatchJob, g: &GroupSpec, v: &mut Verdict) {
         );
         v.deny(JOB_COMPLETIONS, FieldError::invalid(size_path, size, detail));
     }
+}
+
+/// Whether the JobSpec has both `scheduling` and the Pod template's `schedulingGroup`.
+fn has_both(job: &BatchJob) -> bool {
+    job.spec.scheduling.is_some() && job.spec.template.spec.as_ref().is_some_and(|s| s.scheduling_group.is_some())
+}
+
+/// J-04, Kubernetes 1.38 (KEP-5547 beta): `spec.scheduling` and the Pod template's
+/// `schedulingGroup` are not set together, on create and on update unless the old object
+/// already had both. A 1.37 apiserver takes both and the Job controller then ignores
+/// `spec.scheduling`: the Pods join the group the template names. The wording is assumed
+/// (the 1.38 code cannot be read yet), in the apiserver's field-error form.
+fn check_scheduling_group(job: &BatchJob, old: Option<&BatchJob>, v: &mut Verdict) {
+    if !has_both(job) || old.is_some_and(has_both) {
+        return;
+    }
+    let spec = job.spec_path();
+    let group = spec.child("template").child("spec").child("schedulingGroup");
+    v.deny(
+        JOB_SCHEDULING_GROUP,
+        FieldError::forbidden(spec.child("scheduling"), format!("may not be set when {group} is set")),
+    );
 }
 
 /// `+k8s:update=NoSet,NoUnset` on `spec.scheduling`, and the group spec's own update rules

@@ -84,6 +84,7 @@ pub const SCHEDULER_NAME: &str = "gang.scheduler-name";
 pub const JOB_PARALLELISM: &str = "gang.job-parallelism";
 pub const JOB_COMPLETIONS: &str = "gang.job-completions";
 pub const JOB_PARENT: &str = "gang.job-parent";
+pub const JOB_SCHEDULING_GROUP: &str = "gang.job-scheduling-group";
 pub const POD_GROUP_POLICY: &str = "gang.pod-group-policy";
 pub const VOLCANO_QUEUE: &str = "gang.volcano-queue";
 pub const TRAINER_SCHEDULER_NAME: &str = "gang.trainer-scheduler-name";
@@ -220,6 +221,11 @@ pub const RULES: &[RuleInfo] = &[
         id: JOB_PARENT,
         catalogue: "J-03",
         summary: "warn when a Job whose JobSet or TrainJob owner makes its Workload also sets spec.scheduling",
+    },
+    RuleInfo {
+        id: JOB_SCHEDULING_GROUP,
+        catalogue: "J-04",
+        summary: "1.38 Job and CronJob: spec.scheduling is not set together with the Pod template's schedulingGroup (create, and update unless the old object had both)",
     },
     RuleInfo {
         id: POD_GROUP_POLICY,
