@@ -75,6 +75,66 @@ fn check_scheduling_group(job: &BatchJob, old: Option<&BatchJob>, v: &mut Verdic
     );
 }
 
+/// J-05, Kubernetes 1.38 (KEP-5547 beta): a Job owned by a parent that makes the Workload,
+/// naming the parent's template in annotation `scheduling.k8s.io/group-template-name`, gets
+/// a PodGroup of its own from that template (one per Job, named after the Job's UID): sibling
+/// Jobs naming one template are separate gangs. When the template's `gang.minCount` is more
+/// than the Pods this Job runs at once, its gang never forms. The parent's Workload is read
+/// by the parent's name (in the versions of `schedulingApiVersions`) and counts only when its
+/// `controllerRef` names that parent: anything else, or a failed lookup, proves nothing and
+/// is not reported (a warning for the failure, never a rejection: the Job is a
+/// controller's). A warning, like the finding it is.
+pub(super) fn check_delegated(ctx: &Context, job: &BatchJob, v: &mut Verdict) {
+    if job.kind != BatchKind::Job {
+        return;
+    }
+    let (Some(template), Some(parent)) = (job.annotation(GROUP_TEMPLATE_ANNOTATION), job.delegating_parent()) else {
+        return;
+    };
+    if parent.name.is_empty() || template.is_empty() {
+        return;
+    }
+    let Ok(versions) = scheduling::parse_lookup_versions(&ctx.settings.scheduling_api_versions) else { return };
+    let at = Path::new("metadata").child("annotations").key(GROUP_TEMPLATE_ANNOTATION);
+    let masks = ["spec.controllerRef", "spec.podGroupTemplates", "spec.compositePodGroupTemplates"];
+    let found = scheduling::find_in_versions(ctx.cluster, &versions, "Workload", ctx.namespace, &parent.name, &masks)
+        .and_then(|found| {
+            found
+                .map(|(version, object)| Workload::decode(version, object.get()))
+                .transpose()
+                .map_err(|e| LookupError::Failed(format!("cannot decode Workload {:?}: {e}", parent.name)))
+        });
+    let workload = match found {
+        Ok(Some(Workload::V137(w))) => w,
+        Ok(_) => return,
+        Err(e) => {
+            let what = format!("the Workload of {} {:?}", parent.kind, parent.name);
+            v.lookup_failed(JOB_DELEGATED_GANG, at, &what, &e, false);
+            return;
+        }
+    };
+    let made_by_parent = workload.spec.controller_ref.as_ref().is_some_and(|r| {
+        r.kind == parent.kind && r.name == parent.name && r.api_group.as_deref().unwrap_or_default() == parent.group()
+    });
+    if !made_by_parent {
+        return;
+    }
+    let templates = workload.group_specs();
+    let Some(t) = find_template(&templates, template, GroupOrigin::PodGroup) else { return };
+    let Some(min_count) = t.scheduling_policy.gang_size() else { return };
+    let pods = job.spec.pods_at_once();
+    if min_count > pods {
+        v.warn(
+            JOB_DELEGATED_GANG,
+            at,
+            format!(
+                "names template {template:?} of Workload {:?}, whose gang.minCount is {min_count}, but this Job runs at most {pods} Pods at once: the Job controller makes one PodGroup for each Job that names the template, so this Job's gang never has {min_count} Pods and stays Pending (for one gang over several Jobs, the parent must make that PodGroup and set the Pods' schedulingGroup)",
+                parent.name
+            ),
+        );
+    }
+}
+
 /// `+k8s:update=NoSet,NoUnset` on `spec.scheduling`, and the group spec's own update rules
 /// (the variant is frozen, only `gang.minCount` may change; `disruptionMode` is immutable).
 fn check_update(job: &BatchJob, old: &BatchJob, v: &mut Verdict) {
