@@ -56,8 +56,11 @@ pub struct Metadata<'a> {
     pub annotations: StringMap<'a>,
     /// The controller owner's `apiVersion` and `kind`.
     #[serde(borrow, rename = "ownerReferences", deserialize_with = "controller_owner")]
-    pub controller: Option<(Cow<'a, str>, Cow<'a, str>)>,
+    pub controller: Option<ApiKind<'a>>,
 }
+
+/// An `apiVersion` and a `kind`.
+pub type ApiKind<'a> = (Cow<'a, str>, Cow<'a, str>);
 
 impl Metadata<'_> {
     /// The metadata with its own copies of the strings.
@@ -94,7 +97,7 @@ struct OwnerReference<'a> {
 }
 
 /// The `ownerReferences` entry with `controller: true` (the apiserver allows one at most).
-fn controller_owner<'de, D: Deserializer<'de>>(d: D) -> Result<Option<(Cow<'de, str>, Cow<'de, str>)>, D::Error> {
+fn controller_owner<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ApiKind<'de>>, D::Error> {
     let owners: Option<Vec<OwnerReference<'de>>> = Option::deserialize(d)?;
     Ok(owners
         .into_iter()
