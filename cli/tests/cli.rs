@@ -483,6 +483,21 @@ fn api_version_reports_unserved_versions() {
         Some(format!("{file}:1:1: error: Workload default/w: apiVersion: Unsupported value: \"scheduling.k8s.io/v1beta1\": Kubernetes 1.36 serves scheduling.k8s.io Workload in: \"scheduling.k8s.io/v1alpha2\" [api-version]").as_str())
     );
     assert_eq!(code(&gangwarden(&["check", "--api-version", "1.99", &file])), 2);
+    // Kubernetes 1.38 as planned serves v1 next to v1beta1; 1.37 does not serve v1.
+    assert_eq!(code(&gangwarden(&["check", "--api-version", "1.38", &file])), 0);
+    let v1 = write(
+        tmp.path(),
+        "w1.yaml",
+        "apiVersion: scheduling.k8s.io/v1\nkind: Workload\nmetadata: {name: w}\nspec: {podGroupTemplates: [{name: a, schedulingPolicy: {basic: {}}}]}\n",
+    );
+    assert_eq!(code(&gangwarden(&["check", "--api-version", "1.38", &v1])), 0);
+    assert_eq!(code(&gangwarden(&["check", &v1])), 0);
+    let o = gangwarden(&["check", "--api-version", "1.37", &v1]);
+    assert_eq!(code(&o), 1);
+    assert_eq!(
+        stdout(&o).lines().next(),
+        Some(format!("{v1}:1:1: error: Workload default/w: apiVersion: Unsupported value: \"scheduling.k8s.io/v1\": Kubernetes 1.37 serves scheduling.k8s.io Workload in: \"scheduling.k8s.io/v1beta1\", \"scheduling.k8s.io/v1alpha3\" [api-version]").as_str())
+    );
 }
 
 #[test]

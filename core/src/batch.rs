@@ -227,6 +227,12 @@ impl BatchJob {
         })
     }
 
+    /// The owner a delegated Job's annotation [`GROUP_TEMPLATE_ANNOTATION`] refers to: the
+    /// JobSet or TrainJob, or else the Job's first owner.
+    pub fn delegating_parent(&self) -> Option<&OwnerReference> {
+        self.workload_parent().or_else(|| self.metadata.owner_references.as_ref()?.first())
+    }
+
     pub fn annotation(&self, key: &str) -> Option<&str> {
         self.metadata.annotations.as_ref()?.get(key).map(String::as_str)
     }

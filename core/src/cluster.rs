@@ -36,6 +36,9 @@ pub enum LookupError {
     NotGiven { api_version: String, kind: String },
     /// Any other failure, with the host's message.
     Failed(String),
+    /// Not asked, by design: the object is one the rules read no further than itself
+    /// ([`NoLookups`]). No check that needs the answer is reported, as no warning either.
+    NotAsked,
 }
 
 impl LookupError {
@@ -54,6 +57,7 @@ impl fmt::Display for LookupError {
                 write!(f, "no {api_version} {kind} objects were given to check against (add them as cluster objects)")
             }
             LookupError::Failed(message) => f.write_str(message),
+            LookupError::NotAsked => f.write_str("not looked up for an object a controller made"),
         }
     }
 }
@@ -66,6 +70,22 @@ pub trait Cluster {
     /// Every object of a kind, in one namespace or in all of them: the JSON text of a list
     /// object (`{"kind": "NodeList", ..., "items": [...]}`) whose `items` holds them.
     fn list(&self, query: &Query) -> Result<String, LookupError>;
+}
+
+/// The cluster seen by the rules for a Workload or PodGroup the Job controller made
+/// ([`crate::review::Review::made_by_job_controller`]): nothing is asked of the host, so such
+/// an object costs no lookup and no lookup can fail, closed or open. Its Job was checked
+/// against the cluster when it was created.
+pub struct NoLookups;
+
+impl Cluster for NoLookups {
+    fn get(&self, _: &Query, _: &str) -> Result<Option<Box<RawValue>>, LookupError> {
+        Err(LookupError::NotAsked)
+    }
+
+    fn list(&self, _: &Query) -> Result<String, LookupError> {
+        Err(LookupError::NotAsked)
+    }
 }
 
 /// What a get answers.

@@ -37,8 +37,9 @@ pub struct TemplateMeta {
 pub type StringMap<'a> = Vec<(Cow<'a, str>, Cow<'a, str>)>;
 
 /// An object's `metadata` as the apiserver validates it for every kind (names, labels,
-/// annotations), its strings lent by the payload where they have no escapes. `managedFields`,
-/// `ownerReferences` and the rest are skipped unread.
+/// annotations), its strings lent by the payload where they have no escapes, and the
+/// `apiVersion` and `kind` of its controller owner (the `ownerReferences` entry with
+/// `controller: true`). `managedFields` and the rest are skipped unread.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Metadata<'a> {
@@ -53,7 +54,13 @@ pub struct Metadata<'a> {
     pub labels: StringMap<'a>,
     #[serde(borrow, deserialize_with = "string_map")]
     pub annotations: StringMap<'a>,
+    /// The controller owner's `apiVersion` and `kind`.
+    #[serde(borrow, rename = "ownerReferences", deserialize_with = "controller_owner")]
+    pub controller: Option<ApiKind<'a>>,
 }
+
+/// An `apiVersion` and a `kind`.
+pub type ApiKind<'a> = (Cow<'a, str>, Cow<'a, str>);
 
 impl Metadata<'_> {
     /// The metadata with its own copies of the strings.
@@ -68,12 +75,35 @@ impl Metadata<'_> {
             namespace: own(self.namespace),
             labels: own_map(self.labels),
             annotations: own_map(self.annotations),
+            controller: self.controller.map(|(a, k)| (Cow::Owned(a.into_owned()), Cow::Owned(k.into_owned()))),
         }
     }
 }
 
 fn lent<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
     Ok(Option::<Text<'de>>::deserialize(d)?.map(|t| t.0))
+}
+
+/// One `ownerReferences` entry, as far as [`controller_owner`] reads it.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OwnerReference<'a> {
+    #[serde(borrow, default, deserialize_with = "lent")]
+    api_version: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lent")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    controller: Option<bool>,
+}
+
+/// The `ownerReferences` entry with `controller: true` (the apiserver allows one at most).
+fn controller_owner<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ApiKind<'de>>, D::Error> {
+    let owners: Option<Vec<OwnerReference<'de>>> = Option::deserialize(d)?;
+    Ok(owners
+        .into_iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .map(|o| (o.api_version.unwrap_or_default(), o.kind.unwrap_or_default())))
 }
 
 /// A `map[string]string` as Go reads it: `null` for the map or a value is empty.
@@ -133,6 +163,18 @@ mod tests {
             crate::decode::from_str::<Metadata>(r#"{"labels": {"a": 1}}"#).unwrap_err(),
             "labels.a: invalid type: integer `1`, expected a string"
         );
+        let owned: Metadata = crate::decode::from_str(
+            r#"{"ownerReferences": [{"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload", "name": "w"},
+                {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "1", "controller": true}]}"#,
+        )
+        .unwrap();
+        assert_eq!(owned.controller, Some(("batch/v1".into(), "Job".into())));
+        let uncontrolled: Metadata = crate::decode::from_str(
+            r#"{"ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "controller": false}]}"#,
+        )
+        .unwrap();
+        assert_eq!(uncontrolled.controller, None);
+        assert_eq!(crate::decode::from_str::<Metadata>(r#"{"ownerReferences": null}"#).unwrap().controller, None);
         let template: TemplateMeta =
             crate::decode::from_json(&json!({"labels": {"a": "b"}, "annotations": {"k": "v"}})).unwrap();
         assert_eq!(template.annotations.unwrap()["k"], "v");

@@ -217,6 +217,15 @@ impl Review<'_> {
         self.operation == Operation::Update && self.old_object.is_some()
     }
 
+    /// Whether the object is a Workload or PodGroup whose controller owner is a `batch/v1`
+    /// Job: from Kubernetes 1.37 (gate `WorkloadWithJob`, on by default from 1.38) the Job
+    /// controller makes one pair for every Job, and a rejection stops the Job from making
+    /// Pods. The rules read such an object alone, with no lookup ([`crate::engine::check`]).
+    pub fn made_by_job_controller(&self) -> bool {
+        matches!(self.object, Resource::Workload(_) | Resource::PodGroup(_))
+            && self.metadata.controller.as_ref().is_some_and(|(a, k)| a == "batch/v1" && k == "Job")
+    }
+
     /// The `scheduling.k8s.io` version of the object, for its kinds.
     pub fn scheduling_version(&self) -> Option<Version> {
         (self.kind.group == SCHEDULING_GROUP).then(|| Version::parse(&self.kind.version)).flatten()
@@ -266,7 +275,7 @@ impl Reads for AllKinds {
 pub struct BadRequest(pub String);
 
 /// The kinds this project guards, for messages.
-pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup, v1 Pod, batch/v1 Job and CronJob, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob, kubeflow.org/v2beta1 MPIJob, trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime and ClusterTrainingRuntime";
+pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1, v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup, v1 Pod, batch/v1 Job and CronJob, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob, kubeflow.org/v2beta1 MPIJob, trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime and ClusterTrainingRuntime";
 
 /// Whether this kind is one the rule sets know how to read: `Ok(false)` for kinds outside
 /// the project's API groups (accepted untouched), an error for unknown kinds inside them.

@@ -39,7 +39,9 @@
 //! with the same shapes, so a case whose object is a `v1beta1` Workload or PodGroup also runs as
 //! `v1alpha3` (every `scheduling.k8s.io/v1beta1` in its objects and expectations reads
 //! `v1alpha3`): the two versions must be accepted or rejected alike. A case whose cluster serves
-//! only one of the two versions is about that difference and runs as written only.
+//! only one of the two versions is about that difference and runs as written only. Kubernetes
+//! 1.38 is planned to serve them as `v1` with the same JSON, so such a case also runs as `v1`
+//! (its cluster serving `v1` where it served `v1beta1`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -49,6 +51,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::host::{Evaluation, Policy};
+
+const BETA: &str = "scheduling.k8s.io/v1beta1";
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -151,29 +155,47 @@ impl Case {
     /// The same case with every `scheduling.k8s.io/v1beta1` read as `v1alpha3`, when its
     /// object is a `v1beta1` Workload or PodGroup sent as an object.
     pub fn as_v1alpha3(&self) -> Option<Case> {
-        const BETA: &str = "scheduling.k8s.io/v1beta1";
-        const ALPHA3: &str = "scheduling.k8s.io/v1alpha3";
-        let object = self.object.as_ref()?;
         let served = self.served_api_versions.as_deref().unwrap_or_default();
         let serves = |v: &str| served.iter().any(|s| s == v);
+        if serves(BETA) != serves("scheduling.k8s.io/v1alpha3") {
+            return None;
+        }
+        self.as_version("scheduling.k8s.io/v1alpha3")
+    }
+
+    /// The same case with every `scheduling.k8s.io/v1beta1` read as `v1`, the version
+    /// Kubernetes 1.38 is planned to serve with the same JSON, when its object is a `v1beta1`
+    /// Workload or PodGroup sent as an object: the cluster serves `v1` where it served
+    /// `v1beta1`.
+    pub fn as_v1(&self) -> Option<Case> {
+        self.as_version("scheduling.k8s.io/v1")
+    }
+
+    fn as_version(&self, to: &str) -> Option<Case> {
+        let object = self.object.as_ref()?;
         if self.request.is_some()
             || self.raw_payload.is_some()
             || object["apiVersion"] != BETA
             || !matches!(object["kind"].as_str(), Some("Workload" | "PodGroup"))
-            || serves(BETA) != serves(ALPHA3)
         {
             return None;
         }
         let swap = |v: &Value| -> Value {
-            let text = v.to_string().replace(BETA, ALPHA3);
+            let text = v.to_string().replace(BETA, to);
             serde_json::from_str(&text).unwrap_or(Value::Null)
         };
-        let strings = |list: &[String]| -> Vec<String> { list.iter().map(|s| s.replace(BETA, ALPHA3)).collect() };
+        let strings = |list: &[String]| -> Vec<String> { list.iter().map(|s| s.replace(BETA, to)).collect() };
+        let version = to.rsplit('/').next().unwrap_or(to);
         Some(Case {
-            description: format!("{} (as v1alpha3)", self.description),
+            description: format!("{} (as {version})", self.description),
             object: Some(swap(object)),
             old_object: self.old_object.as_ref().map(swap),
             cluster: self.cluster.iter().map(swap).collect(),
+            served_api_versions: self.served_api_versions.as_ref().map(|s| {
+                let mut served = strings(s);
+                served.dedup();
+                served
+            }),
             expect: self.expect.as_ref().map(|e| Expect {
                 message: strings(&e.message),
                 warnings: strings(&e.warnings),

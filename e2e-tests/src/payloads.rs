@@ -89,6 +89,24 @@ pub fn everyday_pod_group() -> Value {
     }))
 }
 
+/// The basic Workload and PodGroup the Job controller makes for a Job that asks for nothing
+/// (Kubernetes 1.38: every root Job), owned by the Job as their controller.
+pub fn job_made_basic_pair() -> (Value, Value) {
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "name": "report",
+                     "uid": "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e11", "controller": true, "blockOwnerDeletion": true});
+    let workload = json!({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload",
+        "metadata": {"name": "report", "namespace": "ml", "ownerReferences": [job]},
+        "spec": {"controllerRef": {"apiGroup": "batch", "kind": "Job", "name": "report"},
+                 "podGroupTemplates": [{"name": "report", "schedulingPolicy": {"basic": {}}}]}});
+    let pod_group = json!({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+        "metadata": {"name": "report-report", "namespace": "ml", "ownerReferences": [job,
+            {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload", "name": "report",
+             "uid": "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c12"}]},
+        "spec": {"workloadRef": {"workloadName": "report", "templateName": "report"},
+                 "schedulingPolicy": {"basic": {}}}});
+    (workload, pod_group)
+}
+
 /// A Kubernetes 1.37 Job asking for a gang of its 4 Pods, kept on one rack, sharing a claim
 /// its Pod template carries unchanged.
 pub fn everyday_gang_job() -> Value {
@@ -175,6 +193,7 @@ pub fn request_scenarios() -> Vec<Scenario> {
     let job = everyday_pytorch_job();
     let gang_job = everyday_gang_job();
     let mpijob = everyday_mpijob();
+    let (job_workload, job_pod_group) = job_made_basic_pair();
     let nodes = MemoryCluster::new(everyday_nodes());
     let scenario = |name: &str, policy: &'static str, object: &Value| Scenario {
         name: name.to_string(),
@@ -207,6 +226,8 @@ pub fn request_scenarios() -> Vec<Scenario> {
         train_job("gang"),
         train_job("topology"),
         train_job("bundle"),
+        scenario("bundle, Job-made basic Workload (no lookup)", "bundle", &job_workload),
+        scenario("bundle, Job-made basic PodGroup (no lookup)", "bundle", &job_pod_group),
     ]
 }
 

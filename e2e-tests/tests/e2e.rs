@@ -33,14 +33,17 @@ fn main() {
             let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
             let shared = Arc::clone(&shared);
             let case = Case::load(&path);
-            // A v1beta1 case also runs as v1alpha3 (see the case module).
-            if let Some(twin) = case.as_ref().ok().and_then(Case::as_v1alpha3) {
-                let (shared, stem) = (Arc::clone(&shared), stem.clone());
-                trials.push(Trial::test(format!("{name}::{stem}@v1alpha3"), move || {
-                    with_policy(&shared, name, dir, |p| {
-                        twin.run(p, &stem, &twin.settings).map_err(|e| format!("{}\n{e}", twin.description))
-                    })
-                }));
+            // A v1beta1 case also runs as v1alpha3 and as v1 (see the case module).
+            let twins = [("v1alpha3", Case::as_v1alpha3 as fn(&Case) -> Option<Case>), ("v1", Case::as_v1)];
+            for (version, as_version) in twins {
+                if let Some(twin) = case.as_ref().ok().and_then(as_version) {
+                    let (shared, stem) = (Arc::clone(&shared), stem.clone());
+                    trials.push(Trial::test(format!("{name}::{stem}@{version}"), move || {
+                        with_policy(&shared, name, dir, |p| {
+                            twin.run(p, &stem, &twin.settings).map_err(|e| format!("{}\n{e}", twin.description))
+                        })
+                    }));
+                }
             }
             trials.push(Trial::test(format!("{name}::{stem}"), move || {
                 let case = case?;

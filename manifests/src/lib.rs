@@ -160,15 +160,20 @@ pub enum KubernetesVersion {
     V1_36,
     #[serde(rename = "1.37")]
     V1_37,
+    /// As planned (KEP-4671 GA, KEP-6089): `v1` next to `v1beta1` and `v1alpha3`.
+    #[serde(rename = "1.38")]
+    V1_38,
 }
 
 impl KubernetesVersion {
-    pub const ALL: [KubernetesVersion; 2] = [KubernetesVersion::V1_36, KubernetesVersion::V1_37];
+    pub const ALL: [KubernetesVersion; 3] =
+        [KubernetesVersion::V1_36, KubernetesVersion::V1_37, KubernetesVersion::V1_38];
 
     pub fn as_str(self) -> &'static str {
         match self {
             KubernetesVersion::V1_36 => "1.36",
             KubernetesVersion::V1_37 => "1.37",
+            KubernetesVersion::V1_38 => "1.38",
         }
     }
 
@@ -181,6 +186,8 @@ impl KubernetesVersion {
         match self {
             KubernetesVersion::V1_36 => &["v1alpha2"],
             KubernetesVersion::V1_37 => &["v1beta1", "v1alpha3"],
+            // Assumed until 1.38's code can be read: v1 added, the older names kept.
+            KubernetesVersion::V1_38 => &["v1", "v1beta1", "v1alpha3"],
         }
     }
 }
@@ -236,9 +243,10 @@ fn served_api_versions(input: &Input, documents: &[&Value]) -> Option<BTreeSet<S
             .iter()
             .filter_map(|d| d["apiVersion"].as_str())
             .filter(|v| v.starts_with(&format!("{group}/")))
-            // 1.37 serves v1beta1 and v1alpha3 together.
+            // 1.37 serves v1beta1 and v1alpha3 together; 1.38 v1 as well.
             .flat_map(|v| match v.rsplit_once('/').map(|(_, v)| v) {
                 Some("v1beta1" | "v1alpha3") => vec![format!("{group}/v1beta1"), format!("{group}/v1alpha3")],
+                Some("v1") => ["v1", "v1beta1", "v1alpha3"].iter().map(|v| format!("{group}/{v}")).collect(),
                 _ => vec![v.to_string()],
             })
             .collect(),

@@ -282,6 +282,9 @@ struct PolicySpec {
     mutating: bool,
     background_audit: bool,
     settings: Value,
+    /// `Equivalent`: a request in a version the rules do not list still reaches the policy,
+    /// converted to a listed one (a `scheduling.k8s.io` version newer than this release).
+    match_policy: &'static str,
     rules: Vec<Rule>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     context_aware_resources: Vec<ContextAwareResource>,
@@ -293,6 +296,7 @@ struct GroupSpec {
     policy_server: &'static str,
     mode: &'static str,
     background_audit: bool,
+    match_policy: &'static str,
     rules: Vec<Rule>,
     policies: BTreeMap<&'static str, GroupMember>,
     expression: &'static str,
@@ -307,6 +311,9 @@ struct GroupMember {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     context_aware_resources: Vec<ContextAwareResource>,
 }
+
+/// Every manifest's `matchPolicy` (the apiserver's default, written out so that it is seen).
+const MATCH_POLICY: &str = "Equivalent";
 
 fn file_name(path: &Path) -> String {
     path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default()
@@ -326,6 +333,7 @@ fn policy_manifest(policy: &str, dir: &str, mode: &'static str) -> Result<String
             mutating: metadata.mutating,
             background_audit: metadata.background_audit,
             settings: manifest_settings(policy)?,
+            match_policy: MATCH_POLICY,
             rules: metadata.rules.clone(),
             context_aware_resources: metadata.context_aware_resources.clone(),
         },
@@ -372,6 +380,7 @@ fn group_manifest(mode: &'static str) -> Result<String, String> {
             policy_server: "default",
             mode,
             background_audit: true,
+            match_policy: MATCH_POLICY,
             rules: group_rules(&metadata),
             policies,
             expression: GROUP_EXPRESSION,

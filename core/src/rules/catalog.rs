@@ -353,6 +353,18 @@ pub const DOCS: &[RuleDoc] = &[
         upstream: None,
     },
     RuleDoc {
+        id: "gang.job-scheduling-group",
+        kinds: BATCH,
+        example: "spec.scheduling: Forbidden: may not be set when spec.template.spec.schedulingGroup is set [gang.job-scheduling-group]",
+        upstream: Some(ErrorType::Forbidden),
+    },
+    RuleDoc {
+        id: "gang.job-delegated-gang",
+        kinds: &["Job"],
+        example: "metadata.annotations[scheduling.k8s.io/group-template-name]: names template \"workers\" of Workload \"train\", whose gang.minCount is 4, but this Job runs at most 2 Pods at once: the Job controller makes one PodGroup for each Job that names the template, so this Job's gang never has 4 Pods and stays Pending (for one gang over several Jobs, the parent must make that PodGroup and set the Pods' schedulingGroup) [gang.job-delegated-gang]",
+        upstream: None,
+    },
+    RuleDoc {
         id: "gang.pod-group-policy",
         kinds: TRAINER,
         example: "spec.podGroupPolicy: Invalid value: \"{coscheduling, volcano}\": must specify exactly one of: `coscheduling`, `volcano` (with both, Trainer makes two PodGroups and the job can stay Pending, kubeflow/trainer#4060) [gang.pod-group-policy]",

@@ -14,9 +14,22 @@ pub fn find_pod_group(
     name: &str,
     field_masks: &[&str],
 ) -> Result<Option<(Version, Box<RawValue>)>, LookupError> {
+    find_in_versions(cluster, versions, "PodGroup", namespace, name, field_masks)
+}
+
+/// Looks up a Workload or PodGroup named by an object that names no version (a Pod's
+/// PodGroup, a delegated Job's parent Workload), trying `versions` in order as
+/// [`find_pod_group`] says.
+pub fn find_in_versions(
+    cluster: &dyn Cluster,
+    versions: &[Version],
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    field_masks: &[&str],
+) -> Result<Option<(Version, Box<RawValue>)>, LookupError> {
     for version in versions {
-        let query =
-            Query { api_version: version.api_version(), kind: "PodGroup", namespace: Some(namespace), field_masks };
+        let query = Query { api_version: version.api_version(), kind, namespace: Some(namespace), field_masks };
         match cluster.get(&query, name) {
             Ok(found) => return Ok(found.map(|object| (*version, object))),
             Err(LookupError::NotServed { .. }) => continue,
@@ -24,7 +37,7 @@ pub fn find_pod_group(
         }
     }
     let tried: Vec<&str> = versions.iter().map(|v| v.api_version()).collect();
-    Err(LookupError::Failed(format!("the cluster serves PodGroups in none of {}", tried.join(", "))))
+    Err(LookupError::Failed(format!("the cluster serves {kind}s in none of {}", tried.join(", "))))
 }
 
 /// Reads the setting `schedulingApiVersions`: known versions, each once, at least one.
@@ -37,7 +50,7 @@ pub fn parse_lookup_versions(versions: &[String]) -> Result<Vec<Version>, String
     for (i, v) in versions.iter().enumerate() {
         let Some(version) = Version::parse(v) else {
             return Err(format!(
-                "schedulingApiVersions[{i}]: Unsupported value: {v:?}: supported values: \"v1beta1\", \"v1alpha3\", \"v1alpha2\""
+                "schedulingApiVersions[{i}]: Unsupported value: {v:?}: supported values: \"v1\", \"v1beta1\", \"v1alpha3\", \"v1alpha2\""
             ));
         };
         if !seen.insert(version) {

@@ -3,6 +3,8 @@
 //!
 //! - Kubernetes 1.36 serves `v1alpha2` (k8s-openapi 0.28 types): a Workload holds a flat list
 //!   of `podGroupTemplates`; a PodGroup points at one through `spec.podGroupTemplateRef`.
+//! - Kubernetes 1.38 is planned to serve them as `v1` too (KEP-4671 GA; KEP-6089 keeps the
+//!   JSON): a `v1` Workload or PodGroup is read as the `v1beta1` one, which its JSON is.
 //! - Kubernetes 1.37 serves `v1beta1` and `v1alpha3` with the same shapes (k8s-openapi 0.29
 //!   `v1beta1` types read both): a Workload holds either `podGroupTemplates` or a tree of
 //!   `compositePodGroupTemplates`; a PodGroup points at its template through `spec.workloadRef`
@@ -46,13 +48,16 @@ pub enum Version {
     V1alpha3,
     /// Kubernetes 1.37.
     V1beta1,
+    /// Kubernetes 1.38 (KEP-4671 GA, KEP-6089): the `v1beta1` JSON, assumed until 1.38's code
+    /// can be read; read with the `v1beta1` types.
+    V1,
 }
 
 /// The versions a Pod's PodGroup is looked up in by default, newest first.
 pub const DEFAULT_LOOKUP_VERSIONS: [&str; 3] = ["v1beta1", "v1alpha3", "v1alpha2"];
 
 /// For messages: what this project reads of the group.
-pub const UNDERSTOOD: &str = "scheduling.k8s.io/v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup";
+pub const UNDERSTOOD: &str = "scheduling.k8s.io/v1, v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup";
 
 /// The kinds of the group the rules guard.
 pub const KINDS: [&str; 3] = ["Workload", "PodGroup", "CompositePodGroup"];
@@ -63,6 +68,7 @@ impl Version {
             "v1alpha2" => Some(Version::V1alpha2),
             "v1alpha3" => Some(Version::V1alpha3),
             "v1beta1" => Some(Version::V1beta1),
+            "v1" => Some(Version::V1),
             _ => None,
         }
     }
@@ -72,6 +78,7 @@ impl Version {
             Version::V1alpha2 => "v1alpha2",
             Version::V1alpha3 => "v1alpha3",
             Version::V1beta1 => "v1beta1",
+            Version::V1 => "v1",
         }
     }
 
@@ -80,10 +87,11 @@ impl Version {
             Version::V1alpha2 => "scheduling.k8s.io/v1alpha2",
             Version::V1alpha3 => "scheduling.k8s.io/v1alpha3",
             Version::V1beta1 => "scheduling.k8s.io/v1beta1",
+            Version::V1 => "scheduling.k8s.io/v1",
         }
     }
 
-    /// Whether this version has the Kubernetes 1.37 shapes.
+    /// Whether this version has the Kubernetes 1.37 shapes (1.38's `v1` keeps them).
     pub fn is_137(self) -> bool {
         self != Version::V1alpha2
     }

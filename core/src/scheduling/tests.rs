@@ -88,7 +88,11 @@ fn versions_serve_their_kinds() {
     assert!(Version::V1alpha3.serves("CompositePodGroup"));
     assert!(!Version::V1beta1.serves("CompositePodGroup"));
     assert!(Version::V1alpha2.serves("PodGroup") && !Version::V1alpha2.is_137());
-    assert_eq!(Version::parse("v1"), None);
+    // Kubernetes 1.38's v1 is read as v1beta1 (the same JSON); CompositePodGroup stays v1alpha3.
+    assert_eq!(Version::parse("v1"), Some(Version::V1));
+    assert!(Version::V1.is_137() && Version::V1.serves("PodGroup") && !Version::V1.serves("CompositePodGroup"));
+    assert_eq!(Version::V1.api_version(), "scheduling.k8s.io/v1");
+    assert_eq!(Version::parse("v2"), None);
     assert_eq!(
         parse_lookup_versions(&default_lookup_versions()).unwrap(),
         [Version::V1beta1, Version::V1alpha3, Version::V1alpha2]

@@ -44,17 +44,20 @@ use serde_json::{Value, json};
 /// `v1alpha2` one are here.
 const CASES: &[&str] = &[
     // gang
-    "gang/podgroup-basic-accepted",                 // accepted, nothing looked up
-    "gang/podgroup-from-template-accepted",         // accepted after the Workload lookup
-    "gang/podgroup-min-count-zero",                 // rejected (the README's example)
-    "gang/podgroup-template-policy-mismatch",       // rejected against the Workload the API server serves
-    "gang/v1beta1-podgroup-workload-being-deleted", // v1beta1 Workload with deletionTimestamp, through kube-rs
-    "gang/pod-podgroup-missing-warns",              // warning: the PodGroup lookup is a 404, not an error
-    "gang/job-gang-accepted",                       // 1.37 Job
-    "gang/job-min-count-above-parallelism",         // 1.37 Job rejected
-    "gang/job-owned-by-jobset-warns",               // 1.37 Job with a warning
-    "gang/runtime-volcano-queue-missing-warns",     // Trainer v2: the Volcano Queue lookup is a 404
-    "gang/mpijob-v2beta1-custom-scheduler-warns",   // the MPI operator's MPIJob, in its words
+    "gang/podgroup-basic-accepted",                  // accepted, nothing looked up
+    "gang/podgroup-from-template-accepted",          // accepted after the Workload lookup
+    "gang/podgroup-min-count-zero",                  // rejected (the README's example)
+    "gang/podgroup-template-policy-mismatch",        // rejected against the Workload the API server serves
+    "gang/v1beta1-podgroup-workload-being-deleted",  // v1beta1 Workload with deletionTimestamp, through kube-rs
+    "gang/pod-podgroup-missing-warns",               // warning: the PodGroup lookup is a 404, not an error
+    "gang/job-gang-accepted",                        // 1.37 Job
+    "gang/job-min-count-above-parallelism",          // 1.37 Job rejected
+    "gang/job-owned-by-jobset-warns",                // 1.37 Job with a warning
+    "gang/runtime-volcano-queue-missing-warns",      // Trainer v2: the Volcano Queue lookup is a 404
+    "gang/mpijob-v2beta1-custom-scheduler-warns",    // the MPI operator's MPIJob, in its words
+    "gang/v1-workload-flat-accepted",                // Kubernetes 1.38 scheduling.k8s.io/v1
+    "gang/v1-podgroup-min-count-zero",               // v1 rejected
+    "gang/v1-job-made-basic-podgroup-not-looked-up", // the Job controller's PodGroup: no lookup
     // topology
     "topology/cronjob-key-on-nodes-accepted", // accepted after the Node list
     "topology/job-kueue-level-accepted",      // a Kueue level the Nodes carry

@@ -16,6 +16,7 @@ pub(super) fn check_batch_job(
     if let Some(group) = group {
         check_size(job, group, v);
     }
+    check_scheduling_group(job, old, v);
     match old {
         // A CronJob's template may change: it shapes only the Jobs created after.
         Some(old) if job.kind == BatchKind::Job => check_update(job, old, v),
@@ -49,6 +50,88 @@ fn check_size(job: &BatchJob, g: &GroupSpec, v: &mut Verdict) {
             spec.child("completions")
         );
         v.deny(JOB_COMPLETIONS, FieldError::invalid(size_path, size, detail));
+    }
+}
+
+/// Whether the JobSpec has both `scheduling` and the Pod template's `schedulingGroup`.
+fn has_both(job: &BatchJob) -> bool {
+    job.spec.scheduling.is_some() && job.spec.template.spec.as_ref().is_some_and(|s| s.scheduling_group.is_some())
+}
+
+/// J-04, Kubernetes 1.38 (KEP-5547 beta): `spec.scheduling` and the Pod template's
+/// `schedulingGroup` are not set together, on create and on update unless the old object
+/// already had both. A 1.37 apiserver takes both and the Job controller then ignores
+/// `spec.scheduling`: the Pods join the group the template names. The wording is assumed
+/// (the 1.38 code cannot be read yet), in the apiserver's field-error form.
+fn check_scheduling_group(job: &BatchJob, old: Option<&BatchJob>, v: &mut Verdict) {
+    if !has_both(job) || old.is_some_and(has_both) {
+        return;
+    }
+    let spec = job.spec_path();
+    let group = spec.child("template").child("spec").child("schedulingGroup");
+    v.deny(
+        JOB_SCHEDULING_GROUP,
+        FieldError::forbidden(spec.child("scheduling"), format!("may not be set when {group} is set")),
+    );
+}
+
+/// J-05, Kubernetes 1.38 (KEP-5547 beta): a Job owned by a parent that makes the Workload,
+/// naming the parent's template in annotation `scheduling.k8s.io/group-template-name`, gets
+/// a PodGroup of its own from that template (one per Job, named after the Job's UID): sibling
+/// Jobs naming one template are separate gangs. When the template's `gang.minCount` is more
+/// than the Pods this Job runs at once, its gang never forms. The parent's Workload is read
+/// by the parent's name (in the versions of `schedulingApiVersions`) and counts only when its
+/// `controllerRef` names that parent: anything else, or a failed lookup, proves nothing and
+/// is not reported (a warning for the failure, never a rejection: the Job is a
+/// controller's). A warning, like the finding it is.
+pub(super) fn check_delegated(ctx: &Context, job: &BatchJob, v: &mut Verdict) {
+    if job.kind != BatchKind::Job {
+        return;
+    }
+    let (Some(template), Some(parent)) = (job.annotation(GROUP_TEMPLATE_ANNOTATION), job.delegating_parent()) else {
+        return;
+    };
+    if parent.name.is_empty() || template.is_empty() {
+        return;
+    }
+    let Ok(versions) = scheduling::parse_lookup_versions(&ctx.settings.scheduling_api_versions) else { return };
+    let at = Path::new("metadata").child("annotations").key(GROUP_TEMPLATE_ANNOTATION);
+    let masks = ["spec.controllerRef", "spec.podGroupTemplates", "spec.compositePodGroupTemplates"];
+    let found = scheduling::find_in_versions(ctx.cluster, &versions, "Workload", ctx.namespace, &parent.name, &masks)
+        .and_then(|found| {
+            found
+                .map(|(version, object)| Workload::decode(version, object.get()))
+                .transpose()
+                .map_err(|e| LookupError::Failed(format!("cannot decode Workload {:?}: {e}", parent.name)))
+        });
+    let workload = match found {
+        Ok(Some(Workload::V137(w))) => w,
+        Ok(_) => return,
+        Err(e) => {
+            let what = format!("the Workload of {} {:?}", parent.kind, parent.name);
+            v.lookup_failed(JOB_DELEGATED_GANG, at, &what, &e, false);
+            return;
+        }
+    };
+    let made_by_parent = workload.spec.controller_ref.as_ref().is_some_and(|r| {
+        r.kind == parent.kind && r.name == parent.name && r.api_group.as_deref().unwrap_or_default() == parent.group()
+    });
+    if !made_by_parent {
+        return;
+    }
+    let templates = workload.group_specs();
+    let Some(t) = find_template(&templates, template, GroupOrigin::PodGroup) else { return };
+    let Some(min_count) = t.scheduling_policy.gang_size() else { return };
+    let pods = job.spec.pods_at_once();
+    if min_count > pods {
+        v.warn(
+            JOB_DELEGATED_GANG,
+            at,
+            format!(
+                "names template {template:?} of Workload {:?}, whose gang.minCount is {min_count}, but this Job runs at most {pods} Pods at once: the Job controller makes one PodGroup for each Job that names the template, so this Job's gang never has {min_count} Pods and stays Pending (for one gang over several Jobs, the parent must make that PodGroup and set the Pods' schedulingGroup)",
+                parent.name
+            ),
+        );
     }
 }
 

@@ -84,6 +84,8 @@ pub const SCHEDULER_NAME: &str = "gang.scheduler-name";
 pub const JOB_PARALLELISM: &str = "gang.job-parallelism";
 pub const JOB_COMPLETIONS: &str = "gang.job-completions";
 pub const JOB_PARENT: &str = "gang.job-parent";
+pub const JOB_SCHEDULING_GROUP: &str = "gang.job-scheduling-group";
+pub const JOB_DELEGATED_GANG: &str = "gang.job-delegated-gang";
 pub const POD_GROUP_POLICY: &str = "gang.pod-group-policy";
 pub const VOLCANO_QUEUE: &str = "gang.volcano-queue";
 pub const TRAINER_SCHEDULER_NAME: &str = "gang.trainer-scheduler-name";
@@ -222,6 +224,16 @@ pub const RULES: &[RuleInfo] = &[
         summary: "warn when a Job whose JobSet or TrainJob owner makes its Workload also sets spec.scheduling",
     },
     RuleInfo {
+        id: JOB_SCHEDULING_GROUP,
+        catalogue: "J-04",
+        summary: "1.38 Job and CronJob: spec.scheduling is not set together with the Pod template's schedulingGroup (create, and update unless the old object had both)",
+    },
+    RuleInfo {
+        id: JOB_DELEGATED_GANG,
+        catalogue: "J-05",
+        summary: "1.38: warn when a delegated Job (annotation scheduling.k8s.io/group-template-name) runs fewer Pods at once than its parent Workload template's gang.minCount: each Job gets a PodGroup of its own, so that gang never forms (context-aware: the parent's Workload)",
+    },
+    RuleInfo {
         id: POD_GROUP_POLICY,
         catalogue: "V2-20",
         summary: "Trainer v2 runtime: podGroupPolicy names exactly one of coscheduling and volcano (stricter than upstream, kubeflow/trainer#4060); a TrainJob naming a runtime with both is rejected",
@@ -355,6 +367,9 @@ impl RuleSet for Gang {
                     _ => None,
                 };
                 check_batch_job(job, old, groups.first(), review.operation, &mut v);
+                if review.operation == Operation::Create && old.is_none() {
+                    batch::check_delegated(&ctx, job, &mut v);
+                }
             }
         }
         v

@@ -433,10 +433,10 @@ fn a_pod_finds_its_group_through_the_versions_in_order() {
 
 #[test]
 fn the_lookup_versions_setting() {
-    let bad = Settings { scheduling_api_versions: vec!["v1beta1".into(), "v1".into()], ..Settings::default() };
+    let bad = Settings { scheduling_api_versions: vec!["v1beta1".into(), "v2".into()], ..Settings::default() };
     assert_eq!(
         Gang::validate_settings(&bad).unwrap_err(),
-        "schedulingApiVersions[1]: Unsupported value: \"v1\": supported values: \"v1beta1\", \"v1alpha3\", \"v1alpha2\""
+        "schedulingApiVersions[1]: Unsupported value: \"v2\": supported values: \"v1\", \"v1beta1\", \"v1alpha3\", \"v1alpha2\""
     );
     let twice = Settings { scheduling_api_versions: vec!["v1beta1".into(), "v1beta1".into()], ..Settings::default() };
     assert_eq!(Gang::validate_settings(&twice).unwrap_err(), "schedulingApiVersions[1]: Duplicate value: \"v1beta1\"");
