@@ -770,6 +770,12 @@ pub const DOCS: &[RuleDoc] = &[
         upstream: None,
     },
     RuleDoc {
+        id: "topology.kueue-slice-constraints",
+        kinds: KUEUE_POD_SETS,
+        example: "spec.template.metadata.annotations[kueue.x-k8s.io/podset-slice-required-topology-constraints][1].size: Invalid value: 3: must evenly divide the parent layer size 8 [topology.kueue-slice-constraints]",
+        upstream: Some(ErrorType::Invalid),
+    },
+    RuleDoc {
         id: "topology.queue-local-queue",
         kinds: QUEUE_LABELLED,
         example: "metadata.labels[kueue.x-k8s.io/queue-name]: LocalQueue \"team-z\" does not exist in namespace \"ml\": Kueue keeps the job suspended until it does (\"LocalQueue team-z doesn't exist\") [topology.queue-local-queue]",

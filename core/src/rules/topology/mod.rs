@@ -48,6 +48,7 @@ pub const KUEUE_UNCONSTRAINED: &str = "kueue.x-k8s.io/podset-unconstrained-topol
 pub const KUEUE_SLICE_REQUIRED: &str = "kueue.x-k8s.io/podset-slice-required-topology";
 pub const KUEUE_SLICE_SIZE: &str = "kueue.x-k8s.io/podset-slice-size";
 pub const KUEUE_GROUP_NAME: &str = "kueue.x-k8s.io/podset-group-name";
+pub const KUEUE_SLICE_CONSTRAINTS: &str = "kueue.x-k8s.io/podset-slice-required-topology-constraints";
 
 pub const MAX_ENTRIES: &str = "topology.max-entries";
 pub const KEY: &str = "topology.key";
@@ -62,6 +63,7 @@ pub const KUEUE_ONE_OF: &str = "topology.kueue-one-of";
 pub const KUEUE_VALUE: &str = "topology.kueue-value";
 pub const KUEUE_SLICE: &str = "topology.kueue-slice";
 pub const KUEUE_GROUP: &str = "topology.kueue-group";
+pub const KUEUE_SLICE_CONSTRAINTS_RULE: &str = "topology.kueue-slice-constraints";
 pub const VOLCANO_NETWORK_TOPOLOGY: &str = "topology.volcano-network-topology";
 pub const POD_FITS: &str = "topology.pod-fits";
 pub const GANG_FITS: &str = "topology.gang-fits";
@@ -101,6 +103,11 @@ pub const RULES: &[RuleInfo] = &[
     },
     RuleInfo { id: KUEUE_SLICE, catalogue: "T-23", summary: "Kueue slice annotations come in pairs, size 1..replicas" },
     RuleInfo { id: KUEUE_GROUP, catalogue: "T-24", summary: "Kueue pod-set groups are well formed" },
+    RuleInfo {
+        id: KUEUE_SLICE_CONSTRAINTS_RULE,
+        catalogue: "T-25",
+        summary: "Kueue's multi-layer slice annotation: 1 to 3 layers, label names, sizes that divide, first within the pod set",
+    },
     RuleInfo {
         id: VOLCANO_NETWORK_TOPOLOGY,
         catalogue: "V2-30",
