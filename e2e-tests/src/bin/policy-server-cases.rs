@@ -77,6 +77,8 @@ const CASES: &[&str] = &[
     "topology/job-queue-quota-exceeded-denied", // more than the ClusterQueue's nominal quota, queueCheck deny
     "topology/job-queue-resource-not-covered-warns", // a resource no resource group covers
     "topology/pytorchjob-queue-workload-exceeds-all-flavors-warns", // the whole job against every flavor
+    "topology/job-queue-cohort-quota-exceeded-warns", // a cohort: ClusterQueues, LocalQueues, Cohorts
+    "topology/job-queue-cohort-tree-borrowing-limit-warns", // a Cohort tree with a Cohort's borrowingLimit
     // claims
     "claims/podgroup-direct-claim-accepted", // the ResourceClaim exists
     "claims/job-claims-accepted",            // 1.37 Job, its claim template exists

@@ -95,18 +95,41 @@ fn pod_sets(review: &Review) -> Option<Vec<PodSet>> {
 /// Kueue's partial admission: the fewest pods a Job may be started with.
 const KUEUE_MIN_PARALLELISM: &str = "kueue.x-k8s.io/job-min-parallelism";
 
-/// One flavor's quota of one resource.
+/// A quota field: left out, written (in Kueue's units: CPU in millicores, the rest in units),
+/// or written in a way that cannot be read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Amount {
+    Unset,
+    Set(u64),
+    Unreadable,
+}
+
+impl Amount {
+    fn read(resource: &str, value: Option<&serde_json::Value>) -> Amount {
+        let units = match value {
+            None | Some(serde_json::Value::Null) => return Amount::Unset,
+            Some(serde_json::Value::String(s)) => scheduler_units(resource, s),
+            Some(serde_json::Value::Number(n)) => scheduler_units(resource, &n.to_string()),
+            Some(_) => None,
+        };
+        units.map_or(Amount::Unreadable, Amount::Set)
+    }
+}
+
+/// One flavor's quota of one resource in a ClusterQueue or a Cohort.
+#[derive(Clone, Copy, Debug)]
 struct Quota {
-    flavor: String,
-    /// In Kueue's units (CPU in millicores, the rest in units); `None` when unreadable.
-    nominal: Option<u64>,
+    nominal: Amount,
+    borrowing: Amount,
+    lending: Amount,
 }
 
 /// A ClusterQueue's resource group: what it covers, and per covered resource its flavors'
 /// quotas.
 struct ResourceGroup {
     covered: Vec<String>,
-    quotas: Vec<(String, Vec<Quota>)>,
+    /// Per covered resource, each flavor's name and quota.
+    quotas: Vec<(String, Vec<(String, Quota)>)>,
 }
 
 /// What the queue check reads of a ClusterQueue.
@@ -121,7 +144,7 @@ struct ClusterQueue {
 impl ClusterQueue {
     fn read(item: &serde_json::Value) -> ClusterQueue {
         let spec = item.get("spec");
-        let cohort = ["cohortName", "cohort"]
+        let cohort = ["cohortName", "cohort", "parentName"]
             .iter()
             .find_map(|k| spec?.get(*k)?.as_str())
             .filter(|c| !c.is_empty())
@@ -145,7 +168,8 @@ impl ClusterQueue {
                 readable = false;
                 continue;
             };
-            let mut quotas: Vec<(String, Vec<Quota>)> = covered.iter().map(|r| (r.clone(), Vec::new())).collect();
+            let mut quotas: Vec<(String, Vec<(String, Quota)>)> =
+                covered.iter().map(|r| (r.clone(), Vec::new())).collect();
             let flavors = g.get("flavors").and_then(|f| f.as_array()).map(Vec::as_slice).unwrap_or_default();
             if flavors.len() > MAX_ITEMS {
                 readable = false;
@@ -156,13 +180,13 @@ impl ClusterQueue {
                 let resources = f.get("resources").and_then(|r| r.as_array()).map(Vec::as_slice).unwrap_or_default();
                 for r in resources.iter().take(MAX_ITEMS) {
                     let Some(name) = r.get("name").and_then(|n| n.as_str()) else { continue };
-                    let nominal = match r.get("nominalQuota") {
-                        Some(serde_json::Value::String(s)) => scheduler_units(name, s),
-                        Some(serde_json::Value::Number(n)) => scheduler_units(name, &n.to_string()),
-                        _ => None,
+                    let quota = Quota {
+                        nominal: Amount::read(name, r.get("nominalQuota")),
+                        borrowing: Amount::read(name, r.get("borrowingLimit")),
+                        lending: Amount::read(name, r.get("lendingLimit")),
                     };
                     if let Some((_, q)) = quotas.iter_mut().find(|(n, _)| n == name) {
-                        q.push(Quota { flavor: flavor.clone(), nominal });
+                        q.push((flavor.clone(), quota));
                     }
                 }
             }
@@ -175,10 +199,86 @@ impl ClusterQueue {
         self.groups.iter().any(|g| g.covered.iter().any(|c| c == resource))
     }
 
-    /// The flavors' quotas of `resource`, when every one of them can be read.
-    fn quotas(&self, resource: &str) -> Option<Vec<(&str, u64)>> {
+    /// The flavors that hold `resource`.
+    fn flavors(&self, resource: &str) -> Vec<&str> {
+        let quotas = self.groups.iter().flat_map(|g| &g.quotas).filter(|(n, _)| n == resource);
+        quotas.flat_map(|(_, q)| q).map(|(f, _)| f.as_str()).collect()
+    }
+
+    /// The quota of `flavor` and `resource`, when listed.
+    fn quota(&self, flavor: &str, resource: &str) -> Option<&Quota> {
         let (_, quotas) = self.groups.iter().flat_map(|g| &g.quotas).find(|(n, _)| n == resource)?;
-        quotas.iter().map(|q| Some((q.flavor.as_str(), q.nominal?))).collect()
+        quotas.iter().find(|(f, _)| f == flavor).map(|(_, q)| q)
+    }
+}
+
+/// The most levels of a cohort tree followed up from a ClusterQueue: past it (or in a cycle,
+/// which disables every member), no quota claim is made.
+const MAX_DEPTH: usize = 32;
+
+/// The cohort tree a ClusterQueue is in, as far as the lists show it: every ClusterQueue and
+/// Cohort by name (a cohort named by no Cohort object is one without quota or parent).
+struct Tree<'a> {
+    queues: &'a HashMap<&'a str, ClusterQueue>,
+    cohorts: &'a HashMap<&'a str, ClusterQueue>,
+    /// A cohort's children: ClusterQueues (`true`) and Cohorts (`false`) by name.
+    children: &'a HashMap<&'a str, Vec<(bool, &'a str)>>,
+}
+
+impl Tree<'_> {
+    fn node(&self, queue: bool, name: &str) -> Option<&ClusterQueue> {
+        if queue { self.queues.get(name) } else { self.cohorts.get(name) }
+    }
+
+    /// `SubtreeQuota`: a ClusterQueue's nominal quota; a Cohort's own plus what each child
+    /// does not keep for itself. `None` when some amount cannot be read, or too deep.
+    fn subtree(&self, queue: bool, name: &str, f: &str, r: &str, depth: usize) -> Option<u64> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let node = self.node(queue, name);
+        if node.is_some_and(|n| !n.readable) {
+            return None;
+        }
+        let mut total = match node.and_then(|n| n.quota(f, r)).map(|q| q.nominal) {
+            None | Some(Amount::Unset) => 0,
+            Some(Amount::Set(n)) => n,
+            Some(Amount::Unreadable) => return None,
+        };
+        if !queue {
+            for (child_queue, child) in self.children.get(name).into_iter().flatten() {
+                let sub = self.subtree(*child_queue, child, f, r, depth + 1)?;
+                let local = self.local(*child_queue, child, f, r, sub)?;
+                total = total.saturating_add(sub - local);
+            }
+        }
+        Some(total)
+    }
+
+    /// `localQuota`: what a node keeps from its parent (its subtree over its lendingLimit).
+    fn local(&self, queue: bool, name: &str, f: &str, r: &str, subtree: u64) -> Option<u64> {
+        match self.node(queue, name).and_then(|n| n.quota(f, r)).map(|q| q.lending) {
+            None | Some(Amount::Unset) => Some(0),
+            Some(Amount::Set(lending)) => Some(subtree.saturating_sub(lending)),
+            Some(Amount::Unreadable) => None,
+        }
+    }
+
+    /// `potentialAvailable`: the most a node can ever use of `f`/`r`, its own and borrowed.
+    fn potential(&self, queue: bool, name: &str, f: &str, r: &str, depth: usize) -> Option<u64> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let subtree = self.subtree(queue, name, f, r, 0)?;
+        let node = self.node(queue, name);
+        let Some(parent) = node.and_then(|n| n.cohort.as_deref()) else { return Some(subtree) };
+        let from_parent = self.potential(false, parent, f, r, depth + 1)?;
+        let available = self.local(queue, name, f, r, subtree)?.saturating_add(from_parent);
+        match node.and_then(|n| n.quota(f, r)).map(|q| q.borrowing) {
+            None | Some(Amount::Unset) => Some(available),
+            Some(Amount::Set(limit)) => Some(available.min(subtree.saturating_add(limit))),
+            Some(Amount::Unreadable) => None,
+        }
     }
 }
 
@@ -271,17 +371,77 @@ pub(super) fn check_queue(settings: &Settings, review: &Review, cluster: &dyn Cl
         );
         return report(settings, QUEUE_CLUSTER_QUEUE, at, BadValue::from(queue), message, v);
     };
-    let cq = ClusterQueue::read(cq);
     let Some(sets) = pod_sets(review) else { return };
-    check_quota(settings, queue, cq_name, &cq, &sets, v);
+    let cq = ClusterQueue::read(cq);
+    let Some(cohort) = cq.cohort.clone() else {
+        let tree =
+            Tree { queues: &HashMap::from([(cq_name, cq)]), cohorts: &HashMap::new(), children: &HashMap::new() };
+        return check_quota(settings, queue, cq_name, &tree, None, &sets, v);
+    };
+    // In a cohort: what the queue can borrow, from every ClusterQueue and Cohort listed.
+    let cohorts = match list_items(cluster, &cohort_query(api_version)) {
+        Ok(Some(items)) => Some(items),
+        Ok(None) => None,
+        Err(e) => {
+            failed(v, "Cohorts", &e);
+            None
+        }
+    };
+    let queues: HashMap<&str, ClusterQueue> = cluster_queues
+        .iter()
+        .filter_map(|q| Some((q.pointer("/metadata/name")?.as_str()?, ClusterQueue::read(q))))
+        .collect();
+    let cohort_nodes: HashMap<&str, ClusterQueue> = cohorts
+        .iter()
+        .flatten()
+        .filter_map(|c| Some((c.pointer("/metadata/name")?.as_str()?, ClusterQueue::read(c))))
+        .collect();
+    let mut children: HashMap<&str, Vec<(bool, &str)>> = HashMap::new();
+    for (queue_kind, nodes) in [(true, &queues), (false, &cohort_nodes)] {
+        for (name, node) in nodes.iter() {
+            if let Some(parent) = node.cohort.as_deref() {
+                children.entry(parent).or_default().push((queue_kind, name));
+            }
+        }
+    }
+    let tree = Tree { queues: &queues, cohorts: &cohort_nodes, children: &children };
+    // Without the Cohort list, what the cohort's own quota adds is unknown: coverage only.
+    let in_cohort = cohorts.is_some().then_some(cohort.as_str());
+    let too_large = queues.len().saturating_add(cohort_nodes.len()) > MAX_TREE;
+    check_quota(settings, queue, cq_name, &tree, in_cohort.filter(|_| !too_large).or(Some("")), &sets, v);
+}
+
+/// The most ClusterQueues and Cohorts a cohort's quota is computed over: past it, a queue in a
+/// cohort gets no quota claim.
+const MAX_TREE: usize = 2_000;
+
+/// The Cohort list: every Cohort, its parent and resource groups.
+pub fn cohort_query(api_version: &str) -> Query<'_> {
+    Query { api_version, kind: "Cohort", namespace: None, field_masks: &["spec.parentName", "spec.resourceGroups"] }
 }
 
 /// The resource checks: every resource asked for is covered, and no pod set (nor the whole
-/// workload) asks more than the ClusterQueue can ever give.
-fn check_quota(settings: &Settings, queue: &str, cq_name: &str, cq: &ClusterQueue, sets: &[PodSet], v: &mut Verdict) {
-    if !cq.readable {
-        return;
-    }
+/// workload) asks more than the ClusterQueue can ever give. `cohort`: the cohort the queue is
+/// in (`Some("")` when what it may borrow cannot be known: no quota claim).
+fn check_quota(
+    settings: &Settings,
+    queue: &str,
+    cq_name: &str,
+    tree: &Tree,
+    cohort: Option<&str>,
+    sets: &[PodSet],
+    v: &mut Verdict,
+) {
+    let Some(cq) = tree.queues.get(cq_name).filter(|cq| cq.readable) else { return };
+    let known = cohort != Some("");
+    let where_ = match cohort {
+        None => ", outside any cohort".to_string(),
+        Some(c) => format!(", with all that cohort {c:?} can lend it"),
+    };
+    // The most the queue can ever use of each flavor of `r`, when every figure is known.
+    let capacities = |r: &str| -> Option<Vec<(String, u64)>> {
+        cq.flavors(r).into_iter().map(|f| Some((f.to_string(), tree.potential(true, cq_name, f, r, 0)?))).collect()
+    };
     let who = format!("ClusterQueue {cq_name:?} (LocalQueue {queue:?})");
     // Workload totals by resource (in the order first asked), with where the first ask is.
     let mut totals: Vec<(String, u64, Path, bool)> = Vec::new();
@@ -311,17 +471,16 @@ fn check_quota(settings: &Settings, queue: &str, cq_name: &str, cq: &ClusterQueu
                     false
                 }
             };
-            // A queue in a cohort may borrow: no claim about its quota.
-            if cq.cohort.is_some() || reported {
+            if !known || reported {
                 continue;
             }
-            let Some(quotas) = cq.quotas(&ask.resource) else { continue };
+            let Some(quotas) = capacities(&ask.resource) else { continue };
             // One flavor per resource group for the whole pod set: held against the largest.
-            let Some((flavor, largest)) = quotas.iter().max_by_key(|(_, q)| *q).copied() else { continue };
+            let Some((flavor, largest)) = quotas.iter().max_by_key(|(_, q)| *q).cloned() else { continue };
             if demand > largest {
                 let r = &ask.resource;
                 let message = format!(
-                    "{who} can never admit pod set {:?}: its {} {} {} {r} in total ({} each), more than the {} of {r} its largest flavor ({flavor:?}) can ever give, outside any cohort (Kueue: \"insufficient quota for {r} in flavor {flavor}, ... > maximum capacity ({})\"), so the job stays suspended",
+                    "{who} can never admit pod set {:?}: its {} {} {} {r} in total ({} each), more than the {} of {r} its largest flavor ({flavor:?}) can ever give{where_} (Kueue: \"insufficient quota for {r} in flavor {flavor}, ... > maximum capacity ({})\"), so the job stays suspended",
                     set.name,
                     plural(usize::try_from(set.count).unwrap_or(usize::MAX), "pod"),
                     if set.count == 1 { "asks" } else { "ask" },
@@ -337,7 +496,7 @@ fn check_quota(settings: &Settings, queue: &str, cq_name: &str, cq: &ClusterQueu
             }
         }
     }
-    if cq.cohort.is_some() {
+    if !known {
         return;
     }
     // The whole workload against every flavor together: each pod set takes one flavor, so
@@ -346,15 +505,122 @@ fn check_quota(settings: &Settings, queue: &str, cq_name: &str, cq: &ClusterQueu
         if reported {
             continue;
         }
-        let Some(quotas) = cq.quotas(&r) else { continue };
+        let Some(quotas) = capacities(&r) else { continue };
         let all = quotas.iter().fold(0u64, |a, (_, q)| a.saturating_add(*q));
         if demand > all {
             let message = format!(
-                "{who} can never admit the job: its pod sets ask {} {r} in total, more than the {} of {r} all its flavors together can ever give, outside any cohort, so the job stays suspended",
+                "{who} can never admit the job: its pod sets ask {} {r} in total, more than the {} of {r} all its flavors together can ever give{where_}, so the job stays suspended",
                 show(&r, demand),
                 show(&r, all),
             );
             report(settings, QUEUE_QUOTA, at, BadValue::from(show(&r, demand).as_str()), message, v);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A ClusterQueue or Cohort with one flavor `red` of `cpu`: nominal, borrowing and lending
+    /// limits (CPUs; `None` left out), and its cohort (parent).
+    fn node(parent: Option<&str>, nominal: &str, borrowing: Option<&str>, lending: Option<&str>) -> ClusterQueue {
+        let mut quota = json!({"name": "cpu", "nominalQuota": nominal});
+        if let Some(b) = borrowing {
+            quota["borrowingLimit"] = json!(b);
+        }
+        if let Some(l) = lending {
+            quota["lendingLimit"] = json!(l);
+        }
+        let mut spec = json!({"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "red", "resources": [quota]}]}]});
+        if let Some(p) = parent {
+            spec["cohortName"] = json!(p);
+        }
+        ClusterQueue::read(&json!({"spec": spec}))
+    }
+
+    fn potentials(
+        queues: Vec<(&'static str, ClusterQueue)>,
+        cohorts: Vec<(&'static str, ClusterQueue)>,
+    ) -> BTreeMap<&'static str, Option<u64>> {
+        let queues: HashMap<&str, ClusterQueue> = queues.into_iter().collect();
+        let cohorts: HashMap<&str, ClusterQueue> = cohorts.into_iter().collect();
+        let mut children: HashMap<&str, Vec<(bool, &str)>> = HashMap::new();
+        for (is_queue, nodes) in [(true, &queues), (false, &cohorts)] {
+            for (name, n) in nodes.iter() {
+                if let Some(p) = n.cohort.as_deref() {
+                    children.entry(p).or_default().push((is_queue, name));
+                }
+            }
+        }
+        let tree = Tree { queues: &queues, cohorts: &cohorts, children: &children };
+        queues.keys().map(|q| (*q, tree.potential(true, q, "red", "cpu", 0))).collect()
+    }
+
+    /// kubernetes-sigs/kueue v0.19.2 `pkg/cache/scheduler/resource_test.go` `TestAvailable`:
+    /// `wantPotentiallyAvailable` of the hierarchical cases, in millicores.
+    #[test]
+    fn potential_available_matches_kueues_table() {
+        // "hierarchical cohort respects borrowing limit"
+        let got = potentials(
+            vec![
+                ("left-cq1", node(Some("left"), "10", None, None)),
+                ("left-cq2", node(Some("left"), "10", Some("5"), None)),
+                ("right-cq", node(Some("right"), "10", None, None)),
+            ],
+            vec![
+                ("root", ClusterQueue::read(&json!({"spec": {}}))),
+                ("left", node(Some("root"), "10", Some("5"), None)),
+                ("right", node(Some("root"), "10", None, None)),
+            ],
+        );
+        let want = BTreeMap::from([("left-cq1", Some(35_000)), ("left-cq2", Some(15_000)), ("right-cq", Some(50_000))]);
+        assert_eq!(got, want);
+        // "hierarchical cohort respects lending limit"
+        let got = potentials(
+            vec![
+                ("left-cq1", node(Some("left"), "10", None, Some("5"))),
+                ("left-cq2", node(Some("left"), "10", None, None)),
+                ("right-cq", node(Some("right"), "0", None, None)),
+                ("root-cq", node(Some("root"), "0", None, None)),
+            ],
+            vec![
+                ("root", ClusterQueue::read(&json!({"spec": {}}))),
+                ("left", node(Some("root"), "0", None, Some("5"))),
+                ("right", node(Some("root"), "0", None, None)),
+            ],
+        );
+        let want = BTreeMap::from([
+            ("left-cq1", Some(20_000)),
+            ("left-cq2", Some(15_000)),
+            ("right-cq", Some(5_000)),
+            ("root-cq", Some(5_000)),
+        ]);
+        assert_eq!(got, want);
+        // An implicit cohort (no Cohort object), a lender's lendingLimit, a borrower's limit,
+        // and no cohort at all.
+        let got = potentials(
+            vec![
+                ("a", node(Some("implicit"), "16", None, None)),
+                ("lender", node(Some("implicit"), "8", None, Some("4"))),
+                ("capped", node(Some("implicit"), "4", Some("4"), None)),
+                ("alone", node(None, "16", None, None)),
+            ],
+            vec![],
+        );
+        let want = BTreeMap::from([
+            ("a", Some(24_000)),
+            ("lender", Some(28_000)),
+            ("capped", Some(8_000)),
+            ("alone", Some(16_000)),
+        ]);
+        assert_eq!(got, want);
+        // A cycle disables every member: no figure, so no claim.
+        let got = potentials(
+            vec![("q", node(Some("x"), "1", None, None))],
+            vec![("x", node(Some("y"), "0", None, None)), ("y", node(Some("x"), "0", None, None))],
+        );
+        assert_eq!(got, BTreeMap::from([("q", None)]));
     }
 }
