@@ -308,10 +308,10 @@ fn report(settings: &Settings, rule: &'static str, at: Path, value: BadValue, me
 fn list_items(cluster: &dyn Cluster, query: &Query) -> Result<Option<Vec<serde_json::Value>>, LookupError> {
     match cluster.list(query) {
         Ok(text) => {
-            let list: serde_json::Value =
+            let mut list: serde_json::Value =
                 serde_json::from_str(&text).map_err(|e| LookupError::Failed(format!("cannot read the list: {e}")))?;
-            Ok(Some(match list.get("items") {
-                Some(serde_json::Value::Array(items)) => items.clone(),
+            Ok(Some(match list.get_mut("items").map(serde_json::Value::take) {
+                Some(serde_json::Value::Array(items)) => items,
                 _ => Vec::new(),
             }))
         }
