@@ -217,38 +217,70 @@ impl ClusterQueue {
 const MAX_DEPTH: usize = 32;
 
 /// The cohort tree a ClusterQueue is in, as far as the lists show it: every ClusterQueue and
-/// Cohort by name (a cohort named by no Cohort object is one without quota or parent).
-struct Tree<'a> {
-    queues: &'a HashMap<&'a str, ClusterQueue>,
-    cohorts: &'a HashMap<&'a str, ClusterQueue>,
-    /// A cohort's children: ClusterQueues (`true`) and Cohorts (`false`) by name.
-    children: &'a HashMap<&'a str, Vec<(bool, &'a str)>>,
+/// Cohort, each with its parent (a cohort named by no Cohort object is one without quota or
+/// parent) and children.
+struct Tree {
+    nodes: Vec<TreeNode>,
 }
 
-impl Tree<'_> {
-    fn node(&self, queue: bool, name: &str) -> Option<&ClusterQueue> {
-        if queue { self.queues.get(name) } else { self.cohorts.get(name) }
+struct TreeNode {
+    queue: bool,
+    data: ClusterQueue,
+    parent: Option<usize>,
+    children: Vec<usize>,
+}
+
+impl Tree {
+    /// The tree of `nodes` (ClusterQueues with `true`, Cohorts with `false`, by name), and the
+    /// ClusterQueues' indices by name.
+    fn build<'a>(nodes: Vec<(bool, &'a str, ClusterQueue)>) -> (Tree, HashMap<&'a str, usize>) {
+        let mut queues: HashMap<&str, usize> = HashMap::new();
+        let mut cohorts: HashMap<&str, usize> = HashMap::new();
+        let mut tree = Tree { nodes: Vec::with_capacity(nodes.len()) };
+        let mut parents = Vec::with_capacity(nodes.len());
+        for (queue, name, data) in nodes {
+            let index = tree.nodes.len();
+            if queue {
+                queues.insert(name, index)
+            } else {
+                cohorts.insert(name, index)
+            };
+            parents.push(data.cohort.clone());
+            tree.nodes.push(TreeNode { queue, data, parent: None, children: Vec::new() });
+        }
+        for (child, parent) in parents.iter().enumerate() {
+            let Some(parent) = parent.as_deref() else { continue };
+            let index = match cohorts.get(parent) {
+                Some(index) => *index,
+                None => {
+                    let empty = ClusterQueue { groups: Vec::new(), cohort: None, readable: true };
+                    tree.nodes.push(TreeNode { queue: false, data: empty, parent: None, children: Vec::new() });
+                    cohorts.insert(parent, tree.nodes.len() - 1);
+                    tree.nodes.len() - 1
+                }
+            };
+            tree.nodes[child].parent = Some(index);
+            tree.nodes[index].children.push(child);
+        }
+        (tree, queues)
     }
 
     /// `SubtreeQuota`: a ClusterQueue's nominal quota; a Cohort's own plus what each child
     /// does not keep for itself. `None` when some amount cannot be read, or too deep.
-    fn subtree(&self, queue: bool, name: &str, f: &str, r: &str, depth: usize) -> Option<u64> {
-        if depth > MAX_DEPTH {
+    fn subtree(&self, i: usize, f: &str, r: &str, depth: usize) -> Option<u64> {
+        let node = &self.nodes[i];
+        if depth > MAX_DEPTH || !node.data.readable {
             return None;
         }
-        let node = self.node(queue, name);
-        if node.is_some_and(|n| !n.readable) {
-            return None;
-        }
-        let mut total = match node.and_then(|n| n.quota(f, r)).map(|q| q.nominal) {
+        let mut total = match node.data.quota(f, r).map(|q| q.nominal) {
             None | Some(Amount::Unset) => 0,
             Some(Amount::Set(n)) => n,
             Some(Amount::Unreadable) => return None,
         };
-        if !queue {
-            for (child_queue, child) in self.children.get(name).into_iter().flatten() {
-                let sub = self.subtree(*child_queue, child, f, r, depth + 1)?;
-                let local = self.local(*child_queue, child, f, r, sub)?;
+        if !node.queue {
+            for child in &node.children {
+                let sub = self.subtree(*child, f, r, depth + 1)?;
+                let local = self.local(*child, f, r, sub)?;
                 total = total.saturating_add(sub - local);
             }
         }
@@ -256,8 +288,8 @@ impl Tree<'_> {
     }
 
     /// `localQuota`: what a node keeps from its parent (its subtree over its lendingLimit).
-    fn local(&self, queue: bool, name: &str, f: &str, r: &str, subtree: u64) -> Option<u64> {
-        match self.node(queue, name).and_then(|n| n.quota(f, r)).map(|q| q.lending) {
+    fn local(&self, i: usize, f: &str, r: &str, subtree: u64) -> Option<u64> {
+        match self.nodes[i].data.quota(f, r).map(|q| q.lending) {
             None | Some(Amount::Unset) => Some(0),
             Some(Amount::Set(lending)) => Some(subtree.saturating_sub(lending)),
             Some(Amount::Unreadable) => None,
@@ -265,16 +297,15 @@ impl Tree<'_> {
     }
 
     /// `potentialAvailable`: the most a node can ever use of `f`/`r`, its own and borrowed.
-    fn potential(&self, queue: bool, name: &str, f: &str, r: &str, depth: usize) -> Option<u64> {
+    fn potential(&self, i: usize, f: &str, r: &str, depth: usize) -> Option<u64> {
         if depth > MAX_DEPTH {
             return None;
         }
-        let subtree = self.subtree(queue, name, f, r, 0)?;
-        let node = self.node(queue, name);
-        let Some(parent) = node.and_then(|n| n.cohort.as_deref()) else { return Some(subtree) };
-        let from_parent = self.potential(false, parent, f, r, depth + 1)?;
-        let available = self.local(queue, name, f, r, subtree)?.saturating_add(from_parent);
-        match node.and_then(|n| n.quota(f, r)).map(|q| q.borrowing) {
+        let subtree = self.subtree(i, f, r, 0)?;
+        let node = &self.nodes[i];
+        let Some(parent) = node.parent else { return Some(subtree) };
+        let available = self.local(i, f, r, subtree)?.saturating_add(self.potential(parent, f, r, depth + 1)?);
+        match node.data.quota(f, r).map(|q| q.borrowing) {
             None | Some(Amount::Unset) => Some(available),
             Some(Amount::Set(limit)) => Some(available.min(subtree.saturating_add(limit))),
             Some(Amount::Unreadable) => None,
@@ -372,12 +403,10 @@ pub(super) fn check_queue(settings: &Settings, review: &Review, cluster: &dyn Cl
         return report(settings, QUEUE_CLUSTER_QUEUE, at, BadValue::from(queue), message, v);
     };
     let Some(sets) = pod_sets(review) else { return };
-    let cq = ClusterQueue::read(cq);
-    let Some(cohort) = cq.cohort.clone() else {
-        let tree =
-            Tree { queues: &HashMap::from([(cq_name, cq)]), cohorts: &HashMap::new(), children: &HashMap::new() };
-        return check_quota(settings, queue, cq_name, &tree, None, &sets, v);
-    };
+    if ClusterQueue::read(cq).cohort.is_none() {
+        let (tree, _) = Tree::build(vec![(true, cq_name, ClusterQueue::read(cq))]);
+        return check_quota(settings, queue, &tree, 0, cq_name, None, &sets, v);
+    }
     // In a cohort: what the queue can borrow, from every ClusterQueue and Cohort listed.
     let cohorts = match list_items(cluster, &cohort_query(api_version)) {
         Ok(Some(items)) => Some(items),
@@ -387,28 +416,19 @@ pub(super) fn check_queue(settings: &Settings, review: &Review, cluster: &dyn Cl
             None
         }
     };
-    let queues: HashMap<&str, ClusterQueue> = cluster_queues
+    let nodes: Vec<(bool, &str, ClusterQueue)> = cluster_queues
         .iter()
-        .filter_map(|q| Some((q.pointer("/metadata/name")?.as_str()?, ClusterQueue::read(q))))
+        .map(|q| (true, q))
+        .chain(cohorts.iter().flatten().map(|c| (false, c)))
+        .filter_map(|(queue, o)| Some((queue, o.pointer("/metadata/name")?.as_str()?, ClusterQueue::read(o))))
         .collect();
-    let cohort_nodes: HashMap<&str, ClusterQueue> = cohorts
-        .iter()
-        .flatten()
-        .filter_map(|c| Some((c.pointer("/metadata/name")?.as_str()?, ClusterQueue::read(c))))
-        .collect();
-    let mut children: HashMap<&str, Vec<(bool, &str)>> = HashMap::new();
-    for (queue_kind, nodes) in [(true, &queues), (false, &cohort_nodes)] {
-        for (name, node) in nodes.iter() {
-            if let Some(parent) = node.cohort.as_deref() {
-                children.entry(parent).or_default().push((queue_kind, name));
-            }
-        }
-    }
-    let tree = Tree { queues: &queues, cohorts: &cohort_nodes, children: &children };
     // Without the Cohort list, what the cohort's own quota adds is unknown: coverage only.
-    let in_cohort = cohorts.is_some().then_some(cohort.as_str());
-    let too_large = queues.len().saturating_add(cohort_nodes.len()) > MAX_TREE;
-    check_quota(settings, queue, cq_name, &tree, in_cohort.filter(|_| !too_large).or(Some("")), &sets, v);
+    let known = cohorts.is_some() && nodes.len() <= MAX_TREE;
+    let (tree, queues) = Tree::build(nodes);
+    let Some(index) = queues.get(cq_name).copied() else { return };
+    let cohort = tree.nodes[index].data.cohort.clone().unwrap_or_default();
+    let cohort = if known { cohort } else { String::new() };
+    check_quota(settings, queue, &tree, index, cq_name, Some(&cohort), &sets, v);
 }
 
 /// The most ClusterQueues and Cohorts a cohort's quota is computed over: past it, a queue in a
@@ -423,16 +443,21 @@ pub fn cohort_query(api_version: &str) -> Query<'_> {
 /// The resource checks: every resource asked for is covered, and no pod set (nor the whole
 /// workload) asks more than the ClusterQueue can ever give. `cohort`: the cohort the queue is
 /// in (`Some("")` when what it may borrow cannot be known: no quota claim).
+#[allow(clippy::too_many_arguments)]
 fn check_quota(
     settings: &Settings,
     queue: &str,
-    cq_name: &str,
     tree: &Tree,
+    index: usize,
+    cq_name: &str,
     cohort: Option<&str>,
     sets: &[PodSet],
     v: &mut Verdict,
 ) {
-    let Some(cq) = tree.queues.get(cq_name).filter(|cq| cq.readable) else { return };
+    let cq = &tree.nodes[index].data;
+    if !cq.readable {
+        return;
+    }
     let known = cohort != Some("");
     let where_ = match cohort {
         None => ", outside any cohort".to_string(),
@@ -440,7 +465,7 @@ fn check_quota(
     };
     // The most the queue can ever use of each flavor of `r`, when every figure is known.
     let capacities = |r: &str| -> Option<Vec<(String, u64)>> {
-        cq.flavors(r).into_iter().map(|f| Some((f.to_string(), tree.potential(true, cq_name, f, r, 0)?))).collect()
+        cq.flavors(r).into_iter().map(|f| Some((f.to_string(), tree.potential(index, f, r, 0)?))).collect()
     };
     let who = format!("ClusterQueue {cq_name:?} (LocalQueue {queue:?})");
     // Workload totals by resource (in the order first asked), with where the first ask is.
@@ -544,18 +569,13 @@ mod tests {
         queues: Vec<(&'static str, ClusterQueue)>,
         cohorts: Vec<(&'static str, ClusterQueue)>,
     ) -> BTreeMap<&'static str, Option<u64>> {
-        let queues: HashMap<&str, ClusterQueue> = queues.into_iter().collect();
-        let cohorts: HashMap<&str, ClusterQueue> = cohorts.into_iter().collect();
-        let mut children: HashMap<&str, Vec<(bool, &str)>> = HashMap::new();
-        for (is_queue, nodes) in [(true, &queues), (false, &cohorts)] {
-            for (name, n) in nodes.iter() {
-                if let Some(p) = n.cohort.as_deref() {
-                    children.entry(p).or_default().push((is_queue, name));
-                }
-            }
-        }
-        let tree = Tree { queues: &queues, cohorts: &cohorts, children: &children };
-        queues.keys().map(|q| (*q, tree.potential(true, q, "red", "cpu", 0))).collect()
+        let nodes = queues
+            .into_iter()
+            .map(|(n, q)| (true, n, q))
+            .chain(cohorts.into_iter().map(|(n, c)| (false, n, c)))
+            .collect();
+        let (tree, queues) = Tree::build(nodes);
+        queues.iter().map(|(q, i)| (*q, tree.potential(*i, "red", "cpu", 0))).collect()
     }
 
     /// kubernetes-sigs/kueue v0.19.2 `pkg/cache/scheduler/resource_test.go` `TestAvailable`:
