@@ -233,7 +233,7 @@ struct TreeNode {
 impl Tree {
     /// The tree of `nodes` (ClusterQueues with `true`, Cohorts with `false`, by name), and the
     /// ClusterQueues' indices by name.
-    fn build<'a>(nodes: Vec<(bool, &'a str, ClusterQueue)>) -> (Tree, HashMap<&'a str, usize>) {
+    fn build(nodes: Vec<(bool, &str, ClusterQueue)>) -> (Tree, HashMap<&str, usize>) {
         let mut queues: HashMap<&str, usize> = HashMap::new();
         let mut cohorts: HashMap<&str, usize> = HashMap::new();
         let mut tree = Tree { nodes: Vec::with_capacity(nodes.len()) };
