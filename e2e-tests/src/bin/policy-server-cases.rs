@@ -76,7 +76,7 @@ const CASES: &[&str] = &[
     "topology/job-queue-cluster-queue-missing-warns", // the LocalQueue's ClusterQueue is gone
     "topology/job-queue-quota-exceeded-denied", // more than the ClusterQueue's nominal quota, queueCheck deny
     "topology/job-queue-resource-not-covered-warns", // a resource no resource group covers
-    "topology/pytorchjob-queue-workload-exceeds-all-flavors-warns", // the whole job against every flavor
+    "topology/pytorchjob-queue-pod-set-exceeds-warns", // a Kubeflow replica type against its largest flavor
     "topology/job-queue-cohort-quota-exceeded-warns", // a cohort: ClusterQueues, LocalQueues, Cohorts
     "topology/job-queue-cohort-tree-borrowing-limit-warns", // a Cohort tree with a Cohort's borrowingLimit
     // claims
