@@ -71,6 +71,7 @@ fn examples_are_reported_at_their_lines() {
     assert_eq!(
         lines,
         vec![
+            "examples/kueue/queue.yaml:46:22: warning: Job ml/pretrain-queued: spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: ClusterQueue \"gpu-cq\" (LocalQueue \"team-a\") can never admit pod set \"main\": its 3 pods ask 24 nvidia.com/gpu in total (8 each), more than the 16 of nvidia.com/gpu its largest flavor (\"a100\") can ever give, outside any cohort (Kueue: \"insufficient quota for nvidia.com/gpu in flavor a100, ... > maximum capacity (16)\"), so the job stays suspended [topology.queue-quota]",
             "examples/manifests/capacity.yaml:16:9: warning: Job ml/pretrain: spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
             "examples/manifests/capacity.yaml:41:15: warning: Job ml/one-big-pod: spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: no node can ever run this pod: one pod asks 16 nvidia.com/gpu, and the largest of the 6 eligible nodes has 8 allocatable [topology.pod-fits]",
             "examples/manifests/capacity.yaml:76:7: warning: PyTorchJob ml/llama-70b: spec.runPolicy.schedulingPolicy.minAvailable: the gang of 8 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
@@ -86,7 +87,7 @@ fn examples_are_reported_at_their_lines() {
             "examples/manifests/trainjob.yaml:14:3: error: ClusterTrainingRuntime torch-gang: spec.podGroupPolicy: Invalid value: \"{coscheduling, volcano}\": must specify exactly one of: `coscheduling`, `volcano` (with both, Trainer makes two PodGroups and the job can stay Pending, kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:42:3: error: TrainJob ml/llama-finetune: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-gang\"}: ClusterTrainingRuntime \"torch-gang\" sets both coscheduling and volcano in spec.podGroupPolicy, so Trainer makes two PodGroups for the job and it can stay Pending (kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:54:3: error: TrainJob ml/llama-eval: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-distributed\"}: clustertrainingruntimes.trainer.kubeflow.org \"torch-distributed\" not found: specified clusterTrainingRuntime must be created before the TrainJob is created [run-policy.runtime-exists]",
-            "18 documents checked in 25 files: 10 accepted, 8 rejected, 5 warnings; 23 documents skipped (no rule set guards them)",
+            "19 documents checked in 27 files: 11 accepted, 8 rejected, 6 warnings; 26 documents skipped (no rule set guards them)",
         ]
     );
     assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");

@@ -12,6 +12,13 @@
 //! RuntimeClass, by Kueue (the object carries a queue label) or by the cluster's own admission
 //! (the setting `capacityAddedTolerations`), and replica types of no pods whose templates may
 //! ask for anything.
+//!
+//! Queues, the same way: a Job or PyTorchJob with Kueue's queue label gets a LocalQueue and a
+//! ClusterQueue that can admit it (the oracle assigns each pod set a flavor in each resource
+//! group and gives every flavor at least what it was assigned, counted as Kueue counts a pod
+//! set: its pods times what one pod asks; a resource no pod asks for may be left uncovered;
+//! sometimes a cohort, sometimes `pods` covered), and, with `queueCheck: deny`, no queue
+//! finding may be made either.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -433,14 +440,83 @@ struct Scenario {
     settings: Value,
 }
 
+/// One Kueue pod set as the oracle counts it: its pods, and what one pod asks (scheduler units,
+/// which are Kueue's: CPU in millicores, the rest rounded up per pod).
+type PodSetDemand = (u64, BTreeMap<Res, u128>);
+
+/// A LocalQueue `team-a` in `ml` and a ClusterQueue that can admit `pod_sets`: each pod set is
+/// given a flavor in each resource group, and each flavor's quota is what it was given, plus
+/// sometimes more. A resource no pod asks for is covered only sometimes.
+fn queues(d: &mut Draw, pod_sets: &[PodSetDemand]) -> Vec<Value> {
+    let asked: BTreeSet<Res> = pod_sets
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .flat_map(|(_, u)| u.iter().filter(|(_, a)| **a > 0).map(|(r, _)| *r))
+        .collect();
+    let covered: Vec<Res> = RESOURCES.into_iter().filter(|r| asked.contains(r) || d.chance(30)).collect();
+    let with_pods = d.chance(30);
+    // Two resource groups: CPU, memory and hugepages (and `pods`); the devices.
+    let groups: [Vec<Res>; 2] = [
+        covered.iter().copied().filter(|r| matches!(r, Res::Cpu | Res::Memory | Res::Hugepages)).collect(),
+        covered.iter().copied().filter(|r| matches!(r, Res::Gpu | Res::Fpga)).collect(),
+    ];
+    let mut resource_groups = Vec::new();
+    for (g, resources) in groups.iter().enumerate() {
+        let pods = with_pods && g == 0;
+        if resources.is_empty() && !pods {
+            continue;
+        }
+        let flavors = (d.below(3) + 1) as usize;
+        let mut given: Vec<(BTreeMap<Res, u128>, u128)> = vec![(BTreeMap::new(), 0); flavors];
+        for (count, units) in pod_sets {
+            let f = d.below(flavors as u32) as usize;
+            for r in resources {
+                *given[f].0.entry(*r).or_default() += u128::from(*count) * units.get(r).copied().unwrap_or(0);
+            }
+            given[f].1 += u128::from(*count);
+        }
+        let mut flavor_objects = Vec::new();
+        for (f, (amounts, pod_count)) in given.iter().enumerate() {
+            let mut quotas: Vec<Value> = resources
+                .iter()
+                .map(|r| {
+                    let spare = if d.chance(30) { r.units(r.amount(d)) } else { 0 };
+                    let units = amounts.get(r).copied().unwrap_or(0) + spare;
+                    json!({"name": r.name(), "nominalQuota": r.allocatable(units)})
+                })
+                .collect();
+            if pods {
+                quotas.push(json!({"name": "pods", "nominalQuota": (pod_count + u128::from(d.below(3))).to_string()}));
+            }
+            flavor_objects.push(json!({"name": format!("flavor-{g}-{f}"), "resources": quotas}));
+        }
+        let mut names: Vec<&str> = resources.iter().map(|r| r.name()).collect();
+        if pods {
+            names.push("pods");
+        }
+        resource_groups.push(json!({"coveredResources": names, "flavors": flavor_objects}));
+    }
+    let mut spec = json!({"namespaceSelector": {}, "resourceGroups": resource_groups});
+    if d.chance(25) {
+        spec["cohortName"] = json!("research");
+    }
+    vec![
+        json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "team-a-cq"}, "spec": spec}),
+        json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "team-a", "namespace": "ml"},
+            "spec": {"clusterQueue": "team-a-cq"}}),
+    ]
+}
+
 fn scenario(choices: &[u32]) -> Scenario {
     let d = &mut Draw { choices, at: 0 };
     let mut nodes = nodes(d);
     let how = *d.pick(&[Toleration::Own, Toleration::Kueue, Toleration::RuntimeClass, Toleration::Setting]);
     let mut rc = Vec::new();
-    let mut object = match d.below(3) {
-        0 => job(d, &mut nodes, how, &mut rc),
-        1 => pytorch_job(d, &mut nodes, how, &mut rc),
+    let mut pod_sets = Vec::new();
+    let kind = d.below(3);
+    let mut object = match kind {
+        0 => job(d, &mut nodes, how, &mut rc, &mut pod_sets),
+        1 => pytorch_job(d, &mut nodes, how, &mut rc, &mut pod_sets),
         _ => {
             let (job, runtime) = train_job(d, &mut nodes, how, &mut rc);
             rc.push(runtime);
@@ -450,7 +526,7 @@ fn scenario(choices: &[u32]) -> Scenario {
     if how == Toleration::Kueue {
         object["metadata"]["labels"] = json!({"kueue.x-k8s.io/queue-name": "team-a"});
     }
-    let mut settings = json!({"capacityCheck": "deny"});
+    let mut settings = json!({"capacityCheck": "deny", "queueCheck": "deny"});
     if how == Toleration::Setting {
         let taints: BTreeSet<(&str, &str, &str)> = nodes.iter().flat_map(|n| n.taints.iter().copied()).collect();
         let added: Vec<Value> =
@@ -459,6 +535,10 @@ fn scenario(choices: &[u32]) -> Scenario {
     }
     let mut cluster: Vec<Value> = nodes.iter().enumerate().map(|(i, n)| node_object(i, n, d)).collect();
     cluster.extend(rc);
+    // The queue check reads Jobs and Kubeflow jobs (not TrainJobs yet).
+    if how == Toleration::Kueue && kind < 2 {
+        cluster.extend(queues(d, &pod_sets));
+    }
     Scenario { object, cluster, settings }
 }
 
@@ -481,7 +561,13 @@ fn node_object(i: usize, n: &Node, d: &mut Draw) -> Value {
 /// A Job: `parallelism` pods, a gang of `minCount` of them (in one rack when it names the rack
 /// as its topology), or Kueue's required topology over the pods it starts (all of them, or as
 /// few as `job-min-parallelism`).
-fn job(d: &mut Draw, nodes: &mut [Node], how: Toleration, rc: &mut Vec<Value>) -> Value {
+fn job(
+    d: &mut Draw,
+    nodes: &mut [Node],
+    how: Toleration,
+    rc: &mut Vec<Value>,
+    pod_sets: &mut Vec<PodSetDemand>,
+) -> Value {
     let (mut spec, units) = pod_spec(d, None);
     let parallelism = u64::from(d.below(5)) + 1;
     let gang = u64::from(d.below(parallelism as u32)) + 1;
@@ -514,18 +600,27 @@ fn job(d: &mut Draw, nodes: &mut [Node], how: Toleration, rc: &mut Vec<Value>) -
     if let Some(min) = min_parallelism {
         object["metadata"]["annotations"] = json!({"kueue.x-k8s.io/job-min-parallelism": min.to_string()});
     }
+    // Kueue admits the Job with as few pods as its partial admission allows.
+    pod_sets.push((min_parallelism.unwrap_or(parallelism), units));
     object
 }
 
 /// A PyTorchJob: a Master and Workers of their own shapes; `minAvailable` is what was placed.
 /// A replica type of no pods may ask for anything.
-fn pytorch_job(d: &mut Draw, nodes: &mut [Node], how: Toleration, rc: &mut Vec<Value>) -> Value {
+fn pytorch_job(
+    d: &mut Draw,
+    nodes: &mut [Node],
+    how: Toleration,
+    rc: &mut Vec<Value>,
+    pod_sets: &mut Vec<PodSetDemand>,
+) -> Value {
     let all: Vec<usize> = (0..nodes.len()).collect();
     let workers = u64::from(d.below(6));
     let mut specs = Map::new();
     let mut placed = 0;
     for (replica_type, count) in [("Master", 1), ("Worker", workers)] {
         let (mut spec, units) = pod_spec(d, None);
+        pod_sets.push((count, units.clone()));
         if count == 0 {
             // Never placed: a template no node can take must not matter.
             spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = json!("1000");
@@ -604,6 +699,14 @@ fn capacity_findings(s: &Scenario) -> Vec<String> {
         .collect()
 }
 
+/// The queue findings of the topology rule set on `s` (rejections and warnings alike).
+fn queue_findings(s: &Scenario) -> Vec<String> {
+    let request = admission_request("soundness", "CREATE", &s.object, None);
+    let payload = serde_json::to_vec(&json!({"request": request, "settings": s.settings})).unwrap_or_default();
+    let answer = evaluate::<Topology>(&payload, &MemoryCluster::new(s.cluster.clone()));
+    answer.message.iter().chain(&answer.warnings).filter(|m| m.contains("[topology.queue-")).cloned().collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: std::env::var("CAPACITY_SOUNDNESS_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(512),
@@ -618,6 +721,12 @@ proptest! {
             findings.is_empty(),
             "a feasible placement was called impossible: {findings:?}\nobject: {}\ncluster: {}\nsettings: {}",
             s.object, Value::from(s.cluster.clone()), s.settings
+        );
+        let findings = queue_findings(&s);
+        prop_assert!(
+            findings.is_empty(),
+            "a queue that can admit the job was said never to: {findings:?}\nobject: {}\ncluster: {}",
+            s.object, Value::from(s.cluster.clone())
         );
     }
 }
@@ -646,4 +755,37 @@ fn the_oracle_builds_scenarios_the_rules_can_judge() {
         tight += usize::from(!capacity_findings(&s).is_empty());
     }
     assert!(tight * 4 >= judged, "only {tight} of {judged} starved scenarios were found out: the oracle is too lax");
+}
+
+/// The queue oracle is not vacuous either: with every flavor's quota a third of what it was,
+/// some scenarios outside a cohort that asked for something are found out.
+#[test]
+fn the_queue_oracle_builds_scenarios_the_rules_can_judge() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = proptest::collection::vec(any::<u32>(), 400);
+    let (mut judged, mut tight) = (0, 0);
+    for _ in 0..2000 {
+        let choices = strategy.new_tree(&mut runner).expect("choices").current();
+        let mut s = scenario(&choices);
+        let Some(cq) = s.cluster.iter_mut().find(|o| o["kind"] == "ClusterQueue") else { continue };
+        if cq["spec"].get("cohortName").is_some() {
+            continue;
+        }
+        for group in cq["spec"]["resourceGroups"].as_array_mut().into_iter().flatten() {
+            for flavor in group["flavors"].as_array_mut().into_iter().flatten() {
+                for quota in flavor["resources"].as_array_mut().into_iter().flatten() {
+                    let text = quota["nominalQuota"].as_str().unwrap_or_default();
+                    let (n, milli) = match text.strip_suffix('m') {
+                        Some(n) => (n.parse::<u128>().unwrap_or(0), "m"),
+                        None => (text.parse::<u128>().unwrap_or(0), ""),
+                    };
+                    quota["nominalQuota"] = json!(format!("{}{milli}", n / 3));
+                }
+            }
+        }
+        judged += 1;
+        tight += usize::from(!queue_findings(&s).is_empty());
+    }
+    assert!(judged >= 50, "only {judged} scenarios had a queue outside a cohort");
+    assert!(tight * 3 >= judged, "only {tight} of {judged} starved queues were found out: the oracle is too lax");
 }

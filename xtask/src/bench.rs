@@ -45,7 +45,10 @@ const BARS: Bars = Bars {
     nodes_ms: (10.0, 40.0),
     many_nodes_ms: (30.0, 120.0),
     single_kb: (700.0, 900.0),
-    bundle_kb: (850.0, 1024.0),
+    // Raised from 1,024 KB for the Kubernetes 1.38 and Kueue queue rules (+~40 KB), after buying
+    // back 25 KB (Kubeflow elastic `metrics` kept as JSON, not a typed HPA decoder). The next
+    // bytes to buy back are in `track`'s per-type decoders (~250 KB of the bundle, `twiggy`).
+    bundle_kb: (850.0, 1040.0),
 };
 
 #[derive(Clone, Copy)]

@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::autoscaling::v2::MetricSpec;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use serde::{Deserialize, Serialize};
 
@@ -232,7 +231,9 @@ pub struct ElasticPolicy {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_restarts: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub metrics: Option<Vec<MetricSpec>>,
+    // Kept as written: no rule reads them, and a typed HPA decoder costs the modules ~15 KB
+    // (the CRD schema checks their shape before any webhook sees them).
+    pub metrics: Option<Vec<crate::decode::RawJson>>,
 }
 
 /// PaddleJob `spec.elasticPolicy`.
@@ -246,7 +247,9 @@ pub struct PaddleElasticPolicy {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_restarts: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub metrics: Option<Vec<MetricSpec>>,
+    // Kept as written: no rule reads them, and a typed HPA decoder costs the modules ~15 KB
+    // (the CRD schema checks their shape before any webhook sees them).
+    pub metrics: Option<Vec<crate::decode::RawJson>>,
 }
 
 /// A replica-spec map: replica type → spec (`None` for `null`).

@@ -69,6 +69,9 @@ const KUEUE_POD_SETS: &[&str] = &[
 /// What makes Pods whose requests are known: the capacity rules' kinds.
 const POD_MAKERS: &[&str] =
     &["Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob"];
+/// What a Kueue queue label is read on (a CronJob's job template's).
+const QUEUE_LABELLED: &[&str] =
+    &["Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob"];
 const JOBS_AND_TRAINJOB: &[&str] = &["TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob"];
 const JOBS_AND_RUNTIMES: &[&str] = &[
     "TFJob",
@@ -776,6 +779,36 @@ pub const DOCS: &[RuleDoc] = &[
         id: "topology.gang-fits",
         kinds: POD_MAKERS,
         example: "spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "topology.kueue-slice-constraints",
+        kinds: KUEUE_POD_SETS,
+        example: "spec.template.metadata.annotations[kueue.x-k8s.io/podset-slice-required-topology-constraints][1].size: Invalid value: 3: must evenly divide the parent layer size 8 [topology.kueue-slice-constraints]",
+        upstream: Some(ErrorType::Invalid),
+    },
+    RuleDoc {
+        id: "topology.queue-local-queue",
+        kinds: QUEUE_LABELLED,
+        example: "metadata.labels[kueue.x-k8s.io/queue-name]: LocalQueue \"team-z\" does not exist in namespace \"ml\": Kueue keeps the job suspended until it does (\"LocalQueue team-z doesn't exist\") [topology.queue-local-queue]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "topology.queue-cluster-queue",
+        kinds: QUEUE_LABELLED,
+        example: "metadata.labels[kueue.x-k8s.io/queue-name]: LocalQueue \"team-gone\" points to ClusterQueue \"deleted-cq\", which does not exist: Kueue keeps the job suspended until it does (\"ClusterQueue deleted-cq doesn't exist\") [topology.queue-cluster-queue]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "topology.queue-resource",
+        kinds: QUEUE_LABELLED,
+        example: "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: ClusterQueue \"cpu-cq\" (LocalQueue \"team-cpu\") has no resource group that covers nvidia.com/gpu: Kueue never admits pods that ask for it (\"resource nvidia.com/gpu unavailable in ClusterQueue\") [topology.queue-resource]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "topology.queue-quota",
+        kinds: QUEUE_LABELLED,
+        example: "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: ClusterQueue \"gpu-cq\" (LocalQueue \"team-a\") can never admit pod set \"main\": its 3 pods ask 24 nvidia.com/gpu in total (8 each), more than the 16 of nvidia.com/gpu its largest flavor (\"a100\") can ever give, outside any cohort (Kueue: \"insufficient quota for nvidia.com/gpu in flavor a100, ... > maximum capacity (16)\"), so the job stays suspended [topology.queue-quota]",
         upstream: None,
     },
     RuleDoc {

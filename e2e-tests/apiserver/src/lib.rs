@@ -54,7 +54,7 @@ const MAX_RECORDED: usize = 100_000;
 /// Whether objects of `kind` (in `api_version`) live in a namespace. Cluster-scoped: Node,
 /// Namespace, PersistentVolume, PriorityClass, StorageClass, RuntimeClass, the DRA DeviceClass and
 /// ResourceSlice, Kubeflow's ClusterTrainingRuntime, Volcano's Queue and Kueue's ClusterQueue,
-/// ResourceFlavor and Topology. Everything else is namespaced (CompositePodGroup included).
+/// Cohort, ResourceFlavor and Topology. Everything else is namespaced (CompositePodGroup included).
 pub fn namespaced(api_version: &str, kind: &str) -> bool {
     let group = group_of(api_version);
     !matches!(
@@ -63,7 +63,7 @@ pub fn namespaced(api_version: &str, kind: &str) -> bool {
             | (_, "PriorityClass" | "StorageClass" | "DeviceClass" | "ResourceSlice" | "ClusterTrainingRuntime")
             | ("node.k8s.io", "RuntimeClass")
             | ("scheduling.volcano.sh", "Queue")
-            | ("kueue.x-k8s.io", "ClusterQueue" | "ResourceFlavor" | "Topology")
+            | ("kueue.x-k8s.io", "ClusterQueue" | "Cohort" | "ResourceFlavor" | "Topology")
     )
 }
 

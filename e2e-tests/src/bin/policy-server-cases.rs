@@ -74,6 +74,14 @@ const CASES: &[&str] = &[
     "topology/trainjob-capacity-num-nodes-warns", // Trainer v2 numNodes: the runtime, Nodes, DeviceClasses
     "topology/mpijob-v2beta1-capacity-gang-larger-than-cluster-warns", // v2beta1 MPIJob minAvailable
     "topology/mpijob-v2beta1-kueue-level-on-no-node", // v2beta1 MPIJob, a Kueue level on no Node
+    "topology/job-queue-accepted",            // Kueue: ClusterQueues, then LocalQueues (all namespaces), fits: no word
+    "topology/job-queue-local-queue-missing-warns", // the LocalQueue is not in the job's namespace
+    "topology/job-queue-cluster-queue-missing-warns", // the LocalQueue's ClusterQueue is gone
+    "topology/job-queue-quota-exceeded-denied", // more than the ClusterQueue's nominal quota, queueCheck deny
+    "topology/job-queue-resource-not-covered-warns", // a resource no resource group covers
+    "topology/pytorchjob-queue-pod-set-exceeds-warns", // a Kubeflow replica type against its largest flavor
+    "topology/job-queue-cohort-quota-exceeded-warns", // a cohort: ClusterQueues, LocalQueues, Cohorts
+    "topology/job-queue-cohort-tree-borrowing-limit-warns", // a Cohort tree with a Cohort's borrowingLimit
     // claims
     "claims/podgroup-direct-claim-accepted", // the ResourceClaim exists
     "claims/job-claims-accepted",            // 1.37 Job, its claim template exists
@@ -106,6 +114,7 @@ const CASES: &[&str] = &[
     "bundle/runtime-violations-from-every-set",          // a Trainer runtime rejected by three rule sets
     "bundle/capacity-gang-larger-than-cluster-warns",    // capacity with the bundle's defaults
     "bundle/mpijob-v2beta1-violations-from-every-set",   // a v2beta1 MPIJob rejected by three rule sets
+    "bundle/queue-quota-exceeded-denied",                // the queue check with topology.queueCheck deny
     // the gang-topology policy group
     "gang-topology-group/gang/podgroup-basic-accepted", // both members accept
     "gang-topology-group/gang/podgroup-min-count-zero", // gang rejects: topology is never called

@@ -156,6 +156,7 @@ pub(super) fn check_pod_sets<'a>(
 }
 
 pub(super) fn check_pod_set(set: &PodSet, v: &mut Verdict) {
+    let errors_before = v.violations.len();
     let deny = |v: &mut Verdict, rule, error: FieldError| v.deny(rule, error.with_suffix(set.hint));
     let path = &set.path;
     let (required, preferred) = (set.get(KUEUE_REQUIRED), set.get(KUEUE_PREFERRED));
@@ -240,6 +241,134 @@ pub(super) fn check_pod_set(set: &PodSet, v: &mut Verdict) {
             ),
         ),
         _ => {}
+    }
+    check_slice_constraints(set, errors_before, v);
+}
+
+/// T-25, Kueue's `validateSliceRequiredTopologyConstraintsAnnotation` (gate
+/// `TASMultiLayerTopology`, beta and on since Kueue 0.19): the multi-layer slice annotation is a
+/// JSON array of 1 to 3 `{topology, size}`, never beside the single-layer slice annotations or a
+/// group name; then, when nothing else is wrong with the pod set, the first layer is no larger
+/// than the pod set (`ValidateSliceSizeAnnotationUpperBound`). Read as Go's `encoding/json`
+/// reads it: keys match case-insensitively, unknown keys are ignored, `null` is the zero value.
+fn check_slice_constraints(set: &PodSet, errors_before: usize, v: &mut Verdict) {
+    let Some(text) = set.get(KUEUE_SLICE_CONSTRAINTS) else { return };
+    let deny = |v: &mut Verdict, error: FieldError| v.deny(KUEUE_SLICE_CONSTRAINTS_RULE, error.with_suffix(set.hint));
+    let at = set.path.key(KUEUE_SLICE_CONSTRAINTS);
+    for annotation in [KUEUE_SLICE_REQUIRED, KUEUE_SLICE_SIZE] {
+        if set.get(annotation).is_some() {
+            deny(v, FieldError::forbidden(at.clone(), format!("may not be set when '{annotation}' is specified")));
+        }
+    }
+    if set.get(KUEUE_GROUP_NAME).is_some() {
+        let detail = format!("may not be set when '{KUEUE_SLICE_CONSTRAINTS}' is specified");
+        deny(v, FieldError::forbidden(set.path.key(KUEUE_GROUP_NAME), detail));
+    }
+    let constraints = match read_constraints(text) {
+        Ok(c) => c,
+        Err(e) => return deny(v, FieldError::invalid(at, text, format!("must be a valid JSON array: {e}"))),
+    };
+    if constraints.is_empty() || constraints.len() > 3 {
+        return deny(v, FieldError::invalid(at, text, "topology constraints must contain between 1 and 3 entries"));
+    }
+    for (i, (topology, size)) in constraints.iter().enumerate() {
+        let entry = at.index(i);
+        if let Some(topology) = topology {
+            for msg in names::is_qualified_name(topology) {
+                deny(v, FieldError::invalid(entry.child("topology"), topology.as_str(), msg));
+            }
+        }
+        if let Some(size) = size.filter(|s| *s < 1) {
+            deny(v, FieldError::invalid(entry.child("size"), size, "must be greater than or equal to 1"));
+        }
+    }
+    for (i, (topology, _)) in constraints.iter().enumerate() {
+        let Some(topology) = topology else { continue };
+        if let Some(j) = constraints[..i].iter().position(|(t, _)| t.as_ref() == Some(topology)) {
+            let value = format!("{topology} (also at index {j})");
+            deny(v, FieldError::duplicate(at.index(i).child("topology"), value.as_str()));
+        }
+    }
+    for (i, pair) in constraints.windows(2).enumerate() {
+        if let (Some(parent), Some(child)) = (pair[0].1, pair[1].1)
+            && child > 0
+            && parent % child != 0
+        {
+            let detail = format!("must evenly divide the parent layer size {parent}");
+            deny(v, FieldError::invalid(at.index(i + 1).child("size"), child, detail));
+        }
+    }
+    // Kueue bounds the first layer by the pod set only when the annotations are otherwise valid.
+    if v.violations.len() == errors_before
+        && let (Some(first), Some(count)) = (constraints[0].1, set.count)
+        && first > count
+    {
+        let detail = format!("must not be greater than pod set count {count}");
+        deny(v, FieldError::invalid(at, first, detail));
+    }
+}
+
+/// One layer of the multi-layer annotation: its topology and size, each `None` when Go's
+/// reading of it is uncertain (two keys that match it case-insensitively), so no claim is
+/// made about it.
+type Layer = (Option<String>, Option<i32>);
+
+/// The multi-layer annotation as Go's `encoding/json` reads it into `[]{topology string, size
+/// int32}`, or why it cannot.
+fn read_constraints(text: &str) -> Result<Vec<Layer>, String> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let items = match value {
+        serde_json::Value::Null => return Ok(Vec::new()),
+        serde_json::Value::Array(items) => items,
+        other => return Err(format!("cannot read {} as an array", json_kind(&other))),
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let fields = match item {
+                serde_json::Value::Null => return Ok((Some(String::new()), Some(0))),
+                serde_json::Value::Object(fields) => fields,
+                other => return Err(format!("[{i}]: cannot read {} as a topology constraint", json_kind(other))),
+            };
+            const NULL: &serde_json::Value = &serde_json::Value::Null;
+            let field = |name: &str| -> Option<&serde_json::Value> {
+                let mut matching = fields.iter().filter(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v);
+                match (matching.next(), matching.next()) {
+                    (None, _) => Some(NULL),
+                    (Some(v), None) => Some(v),
+                    (Some(_), Some(_)) => None,
+                }
+            };
+            let topology = match field("topology") {
+                None => None,
+                Some(serde_json::Value::Null) => Some(String::new()),
+                Some(serde_json::Value::String(t)) => Some(t.clone()),
+                Some(other) => return Err(format!("[{i}].topology: cannot read {} as a string", json_kind(other))),
+            };
+            let size = match field("size") {
+                None => None,
+                Some(serde_json::Value::Null) => Some(0),
+                Some(serde_json::Value::Number(n)) => match n.as_i64().and_then(|n| i32::try_from(n).ok()) {
+                    Some(n) => Some(n),
+                    None => return Err(format!("[{i}].size: cannot read number {n} as an int32")),
+                },
+                Some(other) => return Err(format!("[{i}].size: cannot read {} as an int32", json_kind(other))),
+            };
+            Ok((topology, size))
+        })
+        .collect()
+}
+
+/// What a JSON value is, in Go's words.
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "bool",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
     }
 }
 

@@ -26,12 +26,17 @@ mod capacity;
 mod groups;
 mod kueue;
 mod nodes;
+mod queue;
 
 pub use capacity::{CapacityCheck, Toleration};
 use groups::{check_group_spec, is_allowed, same_constraints};
 use kueue::{check_pod_sets, job_pod_sets, patch_pod_sets, replica_pod_sets, runtime_pod_sets};
 pub use nodes::node_field_masks;
 use nodes::{NodeLookup, check_nodes};
+pub use queue::{
+    KUEUE_API_VERSIONS, QUEUE_CLUSTER_QUEUE, QUEUE_LOCAL_QUEUE, QUEUE_QUOTA, QUEUE_RESOURCE, QueueCheck,
+    cluster_queue_query, local_queue_query,
+};
 
 /// `+k8s:maxItems=1` on `PodGroupSchedulingConstraints.topology` (k8s.io/api v0.36).
 const MAX_TOPOLOGY_ENTRIES: usize = 1;
@@ -43,6 +48,7 @@ pub const KUEUE_UNCONSTRAINED: &str = "kueue.x-k8s.io/podset-unconstrained-topol
 pub const KUEUE_SLICE_REQUIRED: &str = "kueue.x-k8s.io/podset-slice-required-topology";
 pub const KUEUE_SLICE_SIZE: &str = "kueue.x-k8s.io/podset-slice-size";
 pub const KUEUE_GROUP_NAME: &str = "kueue.x-k8s.io/podset-group-name";
+pub const KUEUE_SLICE_CONSTRAINTS: &str = "kueue.x-k8s.io/podset-slice-required-topology-constraints";
 
 pub const MAX_ENTRIES: &str = "topology.max-entries";
 pub const KEY: &str = "topology.key";
@@ -57,6 +63,7 @@ pub const KUEUE_ONE_OF: &str = "topology.kueue-one-of";
 pub const KUEUE_VALUE: &str = "topology.kueue-value";
 pub const KUEUE_SLICE: &str = "topology.kueue-slice";
 pub const KUEUE_GROUP: &str = "topology.kueue-group";
+pub const KUEUE_SLICE_CONSTRAINTS_RULE: &str = "topology.kueue-slice-constraints";
 pub const VOLCANO_NETWORK_TOPOLOGY: &str = "topology.volcano-network-topology";
 pub const POD_FITS: &str = "topology.pod-fits";
 pub const GANG_FITS: &str = "topology.gang-fits";
@@ -97,6 +104,11 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo { id: KUEUE_SLICE, catalogue: "T-23", summary: "Kueue slice annotations come in pairs, size 1..replicas" },
     RuleInfo { id: KUEUE_GROUP, catalogue: "T-24", summary: "Kueue pod-set groups are well formed" },
     RuleInfo {
+        id: KUEUE_SLICE_CONSTRAINTS_RULE,
+        catalogue: "T-25",
+        summary: "Kueue's multi-layer slice annotation: 1 to 3 layers, label names, sizes that divide, first within the pod set",
+    },
+    RuleInfo {
         id: VOLCANO_NETWORK_TOPOLOGY,
         catalogue: "V2-30",
         summary: "Trainer v2 Volcano runtime: networkTopology mode is hard or soft, highestTierAllowed at least 1",
@@ -110,6 +122,26 @@ pub const RULES: &[RuleInfo] = &[
         id: GANG_FITS,
         catalogue: "capacity (setting capacityCheck)",
         summary: "the pods a gang or a Kueue pod set needs at once fit the nodes, or one topology domain",
+    },
+    RuleInfo {
+        id: QUEUE_LOCAL_QUEUE,
+        catalogue: "queue (setting queueCheck)",
+        summary: "the Kueue LocalQueue named by kueue.x-k8s.io/queue-name exists in the object's namespace",
+    },
+    RuleInfo {
+        id: QUEUE_CLUSTER_QUEUE,
+        catalogue: "queue (setting queueCheck)",
+        summary: "the ClusterQueue the LocalQueue points to exists",
+    },
+    RuleInfo {
+        id: QUEUE_RESOURCE,
+        catalogue: "queue (setting queueCheck)",
+        summary: "some resource group of the ClusterQueue covers every resource the pods ask for",
+    },
+    RuleInfo {
+        id: QUEUE_QUOTA,
+        catalogue: "queue (setting queueCheck)",
+        summary: "no pod set, nor the whole job, asks more than the ClusterQueue can ever give",
     },
 ];
 
@@ -138,6 +170,10 @@ pub struct Settings {
     /// PodTolerationRestriction's namespace defaults): counted for every pod; `{operator:
     /// Exists}` holds no pod to any taint.
     pub capacity_added_tolerations: Vec<capacity::Toleration>,
+    /// Check that Kueue can ever admit objects labelled `kueue.x-k8s.io/queue-name` (the
+    /// LocalQueue and ClusterQueue exist, the quota can hold the pods): `off`, `warn` (the
+    /// queue may be created after the job) or `deny`.
+    pub queue_check: QueueCheck,
 }
 
 impl Default for Settings {
@@ -150,6 +186,7 @@ impl Default for Settings {
             capacity_check: CapacityCheck::Warn,
             capacity_ignored_resources: Vec::new(),
             capacity_added_tolerations: Vec::new(),
+            queue_check: QueueCheck::Warn,
         }
     }
 }
@@ -272,6 +309,7 @@ impl RuleSet for Topology {
         }
         let demand = capacity::demand(settings, review, trainjob_runtime.as_ref()).unwrap_or_default();
         check_nodes(settings, &lookups, demand, cluster, &mut v);
+        queue::check_queue(settings, review, cluster, &mut v);
         v
     }
 }

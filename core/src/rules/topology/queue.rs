@@ -1,0 +1,646 @@
+//! Queues: whether Kueue can ever admit an object labelled `kueue.x-k8s.io/queue-name`
+//! (setting `queueCheck`). The LocalQueue it names exists in its namespace, the ClusterQueue
+//! that LocalQueue names exists, and the ClusterQueue's resource groups cover every resource
+//! its pod sets ask for and can ever hold them (Kueue's "maximum capacity",
+//! `potentialAvailable`).
+//!
+//! A finding is a proof, as for capacity: the demand is what the pods will ask (the
+//! capacity rules' request code, under-counted where in doubt), the supply what Kueue could
+//! ever give (over-counted where in doubt). A queue in a cohort gets no quota finding (what
+//! it may borrow depends on objects this check does not read); a cluster that does not
+//! serve Kueue's API, or has no ClusterQueue at all, gets no finding; a failed lookup is a
+//! warning (or a rejection with `failOnLookupError`), never a finding.
+
+use super::*;
+use crate::capacity::request::{Ask, pod_asks};
+use crate::quantity::{scheduler_units, show};
+use capacity::{CapacityCheck, KUEUE_QUEUE_LABEL, kueue_queue_name};
+
+pub const QUEUE_LOCAL_QUEUE: &str = "topology.queue-local-queue";
+pub const QUEUE_CLUSTER_QUEUE: &str = "topology.queue-cluster-queue";
+pub const QUEUE_QUOTA: &str = "topology.queue-quota";
+pub const QUEUE_RESOURCE: &str = "topology.queue-resource";
+
+/// Whether queue findings are reported, and how: the same three values as `capacityCheck`.
+pub type QueueCheck = CapacityCheck;
+
+/// Kueue's API versions, the storage version (since Kueue 0.16) first; `v1beta1` is read
+/// where only it is served.
+pub const KUEUE_API_VERSIONS: [&str; 2] = ["kueue.x-k8s.io/v1beta2", "kueue.x-k8s.io/v1beta1"];
+
+/// The ClusterQueue list: every ClusterQueue, its resource groups and cohort.
+pub fn cluster_queue_query(api_version: &str) -> Query<'_> {
+    Query {
+        api_version,
+        kind: "ClusterQueue",
+        namespace: None,
+        field_masks: &["spec.resourceGroups", "spec.cohortName", "spec.cohort"],
+    }
+}
+
+/// The LocalQueue list: every LocalQueue in every namespace, only the ClusterQueue it names.
+/// One fixed query, whatever namespace the request is in.
+pub fn local_queue_query(api_version: &str) -> Query<'_> {
+    Query { api_version, kind: "LocalQueue", namespace: None, field_masks: &["spec.clusterQueue"] }
+}
+
+/// The most pod sets, resource groups, flavors or resources a queue check reads: past it,
+/// no quota claim is made.
+const MAX_ITEMS: usize = 256;
+
+/// One Kueue pod set of the object under review, as Kueue counts it.
+struct PodSet {
+    /// Kueue's pod-set name: `main` for a Job, the lowercased replica type for a Kubeflow job.
+    name: String,
+    count: u64,
+    /// What one pod asks, as the capacity rules read it.
+    asks: Vec<Ask>,
+}
+
+/// The pod sets of a Job (a CronJob's job template), a Kubeflow job or an MPIJob; `None` when
+/// they cannot be read (or the kind has none this check reads). A pod set whose requests
+/// cannot be read asks for nothing: no claim rests on it.
+fn pod_sets(review: &Review) -> Option<Vec<PodSet>> {
+    let mut out = Vec::new();
+    match &review.object {
+        Resource::BatchJob(job) => {
+            let spec = job.spec.template.spec.as_ref()?;
+            let mut count = i64::from(job.spec.pods_at_once());
+            // Partial admission: Kueue may start as few as the annotation's count.
+            if let Some(min) = job.job_annotation(KUEUE_MIN_PARALLELISM) {
+                count = count.min(min.trim().parse::<i64>().ok()?);
+            }
+            let path = job.spec_path().child("template").child("spec");
+            let asks = pod_asks(spec, &path, None).unwrap_or_default();
+            out.push(PodSet { name: "main".into(), count: u64::try_from(count).unwrap_or(0), asks });
+        }
+        Resource::Kubeflow(job) => {
+            let map = Path::new("spec").child(job.kind.replica_specs_field());
+            for (replica_type, spec) in job.replicas() {
+                let count = job.replica_count(replica_type, spec).min(spec.replicas.unwrap_or(1));
+                let path = map.key(replica_type).child("template").child("spec");
+                let asks = spec.template.spec.as_ref().and_then(|s| pod_asks(s, &path, None)).unwrap_or_default();
+                out.push(PodSet {
+                    name: replica_type.to_ascii_lowercase(),
+                    count: u64::try_from(count).unwrap_or(0),
+                    asks,
+                });
+            }
+        }
+        _ => return None,
+    }
+    (out.len() <= MAX_ITEMS).then_some(out)
+}
+
+/// Kueue's partial admission: the fewest pods a Job may be started with.
+const KUEUE_MIN_PARALLELISM: &str = "kueue.x-k8s.io/job-min-parallelism";
+
+/// A quota field: left out, written (in Kueue's units: CPU in millicores, the rest in units),
+/// or written in a way that cannot be read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Amount {
+    Unset,
+    Set(u64),
+    Unreadable,
+}
+
+impl Amount {
+    fn read(resource: &str, value: Option<&serde_json::Value>) -> Amount {
+        let units = match value {
+            None | Some(serde_json::Value::Null) => return Amount::Unset,
+            Some(serde_json::Value::String(s)) => scheduler_units(resource, s),
+            Some(serde_json::Value::Number(n)) => scheduler_units(resource, &n.to_string()),
+            Some(_) => None,
+        };
+        units.map_or(Amount::Unreadable, Amount::Set)
+    }
+}
+
+/// One flavor's quota of one resource in a ClusterQueue or a Cohort.
+#[derive(Clone, Copy, Debug)]
+struct Quota {
+    nominal: Amount,
+    borrowing: Amount,
+    lending: Amount,
+}
+
+/// A ClusterQueue's resource group: what it covers, and per covered resource its flavors'
+/// quotas.
+struct ResourceGroup {
+    covered: Vec<String>,
+    /// Per covered resource, each flavor's name and quota.
+    quotas: Vec<(String, Vec<(String, Quota)>)>,
+}
+
+/// What the queue check reads of a ClusterQueue.
+struct ClusterQueue {
+    groups: Vec<ResourceGroup>,
+    /// In a cohort (`spec.cohortName`, v1beta1 `spec.cohort`).
+    cohort: Option<String>,
+    /// The resource groups could be read whole.
+    readable: bool,
+}
+
+impl ClusterQueue {
+    fn read(item: &serde_json::Value) -> ClusterQueue {
+        let spec = item.get("spec");
+        let cohort = ["cohortName", "cohort", "parentName"]
+            .iter()
+            .find_map(|k| spec?.get(*k)?.as_str())
+            .filter(|c| !c.is_empty())
+            .map(str::to_string);
+        let mut readable = true;
+        let mut groups = Vec::new();
+        let raw_groups = spec.and_then(|s| s.get("resourceGroups"));
+        let empty = Vec::new();
+        let raw_groups = match raw_groups {
+            None | Some(serde_json::Value::Null) => &empty,
+            Some(serde_json::Value::Array(a)) if a.len() <= MAX_ITEMS => a,
+            Some(_) => return ClusterQueue { groups, cohort, readable: false },
+        };
+        for g in raw_groups {
+            let covered: Option<Vec<String>> = g
+                .get("coveredResources")
+                .and_then(|c| c.as_array())
+                .map(|c| c.iter().map(|r| r.as_str().map(str::to_string)).collect::<Option<_>>())
+                .unwrap_or(Some(Vec::new()));
+            let Some(covered) = covered.filter(|c| c.len() <= MAX_ITEMS) else {
+                readable = false;
+                continue;
+            };
+            let mut quotas: Vec<(String, Vec<(String, Quota)>)> =
+                covered.iter().map(|r| (r.clone(), Vec::new())).collect();
+            let flavors = g.get("flavors").and_then(|f| f.as_array()).map(Vec::as_slice).unwrap_or_default();
+            if flavors.len() > MAX_ITEMS {
+                readable = false;
+                continue;
+            }
+            for f in flavors {
+                let flavor = f.get("name").and_then(|n| n.as_str()).unwrap_or_default().to_string();
+                let resources = f.get("resources").and_then(|r| r.as_array()).map(Vec::as_slice).unwrap_or_default();
+                for r in resources.iter().take(MAX_ITEMS) {
+                    let Some(name) = r.get("name").and_then(|n| n.as_str()) else { continue };
+                    let quota = Quota {
+                        nominal: Amount::read(name, r.get("nominalQuota")),
+                        borrowing: Amount::read(name, r.get("borrowingLimit")),
+                        lending: Amount::read(name, r.get("lendingLimit")),
+                    };
+                    if let Some((_, q)) = quotas.iter_mut().find(|(n, _)| n == name) {
+                        q.push((flavor.clone(), quota));
+                    }
+                }
+            }
+            groups.push(ResourceGroup { covered, quotas });
+        }
+        ClusterQueue { groups, cohort, readable }
+    }
+
+    fn covers(&self, resource: &str) -> bool {
+        self.groups.iter().any(|g| g.covered.iter().any(|c| c == resource))
+    }
+
+    /// The flavors that hold `resource`.
+    fn flavors(&self, resource: &str) -> Vec<&str> {
+        let quotas = self.groups.iter().flat_map(|g| &g.quotas).filter(|(n, _)| n == resource);
+        quotas.flat_map(|(_, q)| q).map(|(f, _)| f.as_str()).collect()
+    }
+
+    /// The quota of `flavor` and `resource`, when listed.
+    fn quota(&self, flavor: &str, resource: &str) -> Option<&Quota> {
+        let (_, quotas) = self.groups.iter().flat_map(|g| &g.quotas).find(|(n, _)| n == resource)?;
+        quotas.iter().find(|(f, _)| f == flavor).map(|(_, q)| q)
+    }
+}
+
+/// The most levels of a cohort tree followed up from a ClusterQueue: past it (or in a cycle,
+/// which disables every member), no quota claim is made.
+const MAX_DEPTH: usize = 32;
+
+/// The cohort tree a ClusterQueue is in, as far as the lists show it: every ClusterQueue and
+/// Cohort, each with its parent (a cohort named by no Cohort object is one without quota or
+/// parent) and children.
+struct Tree {
+    nodes: Vec<TreeNode>,
+}
+
+struct TreeNode {
+    queue: bool,
+    data: ClusterQueue,
+    parent: Option<usize>,
+    children: Vec<usize>,
+}
+
+impl Tree {
+    /// The tree of `nodes` (ClusterQueues with `true`, Cohorts with `false`, by name), and the
+    /// ClusterQueues' indices by name.
+    fn build(nodes: Vec<(bool, &str, ClusterQueue)>) -> (Tree, HashMap<&str, usize>) {
+        let mut queues: HashMap<&str, usize> = HashMap::new();
+        let mut cohorts: HashMap<&str, usize> = HashMap::new();
+        let mut tree = Tree { nodes: Vec::with_capacity(nodes.len()) };
+        let mut parents = Vec::with_capacity(nodes.len());
+        for (queue, name, data) in nodes {
+            let index = tree.nodes.len();
+            if queue {
+                queues.insert(name, index)
+            } else {
+                cohorts.insert(name, index)
+            };
+            parents.push(data.cohort.clone());
+            tree.nodes.push(TreeNode { queue, data, parent: None, children: Vec::new() });
+        }
+        for (child, parent) in parents.iter().enumerate() {
+            let Some(parent) = parent.as_deref() else { continue };
+            let index = match cohorts.get(parent) {
+                Some(index) => *index,
+                None => {
+                    let empty = ClusterQueue { groups: Vec::new(), cohort: None, readable: true };
+                    tree.nodes.push(TreeNode { queue: false, data: empty, parent: None, children: Vec::new() });
+                    cohorts.insert(parent, tree.nodes.len() - 1);
+                    tree.nodes.len() - 1
+                }
+            };
+            tree.nodes[child].parent = Some(index);
+            tree.nodes[index].children.push(child);
+        }
+        (tree, queues)
+    }
+
+    /// `SubtreeQuota`: a ClusterQueue's nominal quota; a Cohort's own plus what each child
+    /// does not keep for itself. `None` when some amount cannot be read, or too deep.
+    fn subtree(&self, i: usize, f: &str, r: &str, depth: usize) -> Option<u64> {
+        let node = &self.nodes[i];
+        if depth > MAX_DEPTH || !node.data.readable {
+            return None;
+        }
+        let mut total = match node.data.quota(f, r).map(|q| q.nominal) {
+            None | Some(Amount::Unset) => 0,
+            Some(Amount::Set(n)) => n,
+            Some(Amount::Unreadable) => return None,
+        };
+        if !node.queue {
+            for child in &node.children {
+                let sub = self.subtree(*child, f, r, depth + 1)?;
+                let local = self.local(*child, f, r, sub)?;
+                total = total.saturating_add(sub - local);
+            }
+        }
+        Some(total)
+    }
+
+    /// `localQuota`: what a node keeps from its parent (its subtree over its lendingLimit).
+    fn local(&self, i: usize, f: &str, r: &str, subtree: u64) -> Option<u64> {
+        match self.nodes[i].data.quota(f, r).map(|q| q.lending) {
+            None | Some(Amount::Unset) => Some(0),
+            Some(Amount::Set(lending)) => Some(subtree.saturating_sub(lending)),
+            Some(Amount::Unreadable) => None,
+        }
+    }
+
+    /// `potentialAvailable`: the most a node can ever use of `f`/`r`, its own and borrowed.
+    fn potential(&self, i: usize, f: &str, r: &str, depth: usize) -> Option<u64> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let subtree = self.subtree(i, f, r, 0)?;
+        let node = &self.nodes[i];
+        let Some(parent) = node.parent else { return Some(subtree) };
+        let available = self.local(i, f, r, subtree)?.saturating_add(self.potential(parent, f, r, depth + 1)?);
+        match node.data.quota(f, r).map(|q| q.borrowing) {
+            None | Some(Amount::Unset) => Some(available),
+            Some(Amount::Set(limit)) => Some(available.min(subtree.saturating_add(limit))),
+            Some(Amount::Unreadable) => None,
+        }
+    }
+}
+
+/// Where findings about the queue label are reported: the label on the object (a CronJob's
+/// job template's).
+fn label_path(review: &Review) -> Path {
+    let meta = match &review.object {
+        Resource::BatchJob(job) if job.kind == crate::batch::BatchKind::CronJob => {
+            Path::new("spec").child("jobTemplate").child("metadata")
+        }
+        _ => Path::new("metadata"),
+    };
+    meta.child("labels").key(KUEUE_QUEUE_LABEL)
+}
+
+/// Reports a queue finding as `queueCheck` says.
+fn report(settings: &Settings, rule: &'static str, at: Path, value: BadValue, message: String, v: &mut Verdict) {
+    match settings.queue_check {
+        CapacityCheck::Off => {}
+        CapacityCheck::Warn => v.warn(rule, at, message),
+        CapacityCheck::Deny => v.deny(rule, FieldError::invalid(at, value, message)),
+    }
+}
+
+/// The list of `query` as JSON items; `Ok(None)` when the cluster does not serve the kind (or
+/// no objects of it were given to the CLI or the playground).
+fn list_items(cluster: &dyn Cluster, query: &Query) -> Result<Option<Vec<serde_json::Value>>, LookupError> {
+    match cluster.list(query) {
+        Ok(text) => {
+            let mut list: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| LookupError::Failed(format!("cannot read the list: {e}")))?;
+            Ok(Some(match list.get_mut("items").map(serde_json::Value::take) {
+                Some(serde_json::Value::Array(items)) => items,
+                _ => Vec::new(),
+            }))
+        }
+        Err(LookupError::NotServed { .. } | LookupError::NotGiven { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The queue checks of a new object labelled `kueue.x-k8s.io/queue-name`.
+pub(super) fn check_queue(settings: &Settings, review: &Review, cluster: &dyn Cluster, v: &mut Verdict) {
+    if settings.queue_check == CapacityCheck::Off || review.old_object.is_some() {
+        return;
+    }
+    if !matches!(review.object, Resource::BatchJob(_) | Resource::Kubeflow(_)) {
+        return;
+    }
+    let Some(queue) = kueue_queue_name(review) else { return };
+    let at = label_path(review);
+    let failed = |v: &mut Verdict, what: &str, e: &LookupError| {
+        v.lookup_failed(QUEUE_LOCAL_QUEUE, at.clone(), what, e, settings.fail_on_lookup_error)
+    };
+    // The ClusterQueues, in the first version the cluster serves.
+    let mut found = None;
+    for api_version in KUEUE_API_VERSIONS {
+        match list_items(cluster, &cluster_queue_query(api_version)) {
+            Ok(Some(items)) => {
+                found = Some((api_version, items));
+                break;
+            }
+            Ok(None) => continue,
+            Err(e) => return failed(v, "ClusterQueues", &e),
+        }
+    }
+    // No Kueue API, or no ClusterQueue at all: nothing to hold the label against.
+    let Some((api_version, cluster_queues)) = found.filter(|(_, items)| !items.is_empty()) else { return };
+    let local_queues = match list_items(cluster, &local_queue_query(api_version)) {
+        Ok(Some(items)) => items,
+        Ok(None) => return,
+        Err(e) => return failed(v, "LocalQueues", &e),
+    };
+    let namespace = review.namespace.as_str();
+    let name_of = |o: &serde_json::Value| o.pointer("/metadata/name").and_then(|n| n.as_str()).map(str::to_string);
+    let local = local_queues.iter().find(|q| {
+        name_of(q).as_deref() == Some(queue)
+            && q.pointer("/metadata/namespace").and_then(|n| n.as_str()).unwrap_or("default") == namespace
+    });
+    let Some(local) = local else {
+        let message = format!(
+            "LocalQueue {queue:?} does not exist in namespace {namespace:?}: Kueue keeps the job suspended until it does (\"LocalQueue {queue} doesn't exist\")"
+        );
+        return report(settings, QUEUE_LOCAL_QUEUE, at, BadValue::from(queue), message, v);
+    };
+    let Some(cq_name) = local.pointer("/spec/clusterQueue").and_then(|n| n.as_str()) else { return };
+    let Some(cq) = cluster_queues.iter().find(|q| name_of(q).as_deref() == Some(cq_name)) else {
+        let message = format!(
+            "LocalQueue {queue:?} points to ClusterQueue {cq_name:?}, which does not exist: Kueue keeps the job suspended until it does (\"ClusterQueue {cq_name} doesn't exist\")"
+        );
+        return report(settings, QUEUE_CLUSTER_QUEUE, at, BadValue::from(queue), message, v);
+    };
+    let Some(sets) = pod_sets(review) else { return };
+    if ClusterQueue::read(cq).cohort.is_none() {
+        let (tree, _) = Tree::build(vec![(true, cq_name, ClusterQueue::read(cq))]);
+        return check_quota(settings, queue, &tree, 0, cq_name, None, &sets, v);
+    }
+    // In a cohort: what the queue can borrow, from every ClusterQueue and Cohort listed.
+    let cohorts = match list_items(cluster, &cohort_query(api_version)) {
+        Ok(Some(items)) => Some(items),
+        Ok(None) => None,
+        Err(e) => {
+            failed(v, "Cohorts", &e);
+            None
+        }
+    };
+    let nodes: Vec<(bool, &str, ClusterQueue)> = cluster_queues
+        .iter()
+        .map(|q| (true, q))
+        .chain(cohorts.iter().flatten().map(|c| (false, c)))
+        .filter_map(|(queue, o)| Some((queue, o.pointer("/metadata/name")?.as_str()?, ClusterQueue::read(o))))
+        .collect();
+    // Without the Cohort list, what the cohort's own quota adds is unknown: coverage only.
+    let known = cohorts.is_some() && nodes.len() <= MAX_TREE;
+    let (tree, queues) = Tree::build(nodes);
+    let Some(index) = queues.get(cq_name).copied() else { return };
+    let cohort = tree.nodes[index].data.cohort.clone().unwrap_or_default();
+    let cohort = if known { cohort } else { String::new() };
+    check_quota(settings, queue, &tree, index, cq_name, Some(&cohort), &sets, v);
+}
+
+/// The most ClusterQueues and Cohorts a cohort's quota is computed over: past it, a queue in a
+/// cohort gets no quota claim.
+const MAX_TREE: usize = 2_000;
+
+/// The Cohort list: every Cohort, its parent and resource groups.
+pub fn cohort_query(api_version: &str) -> Query<'_> {
+    Query { api_version, kind: "Cohort", namespace: None, field_masks: &["spec.parentName", "spec.resourceGroups"] }
+}
+
+/// The resource checks: every resource asked for is covered, and no pod set (nor the whole
+/// workload) asks more than the ClusterQueue can ever give. `cohort`: the cohort the queue is
+/// in (`Some("")` when what it may borrow cannot be known: no quota claim).
+#[allow(clippy::too_many_arguments)]
+fn check_quota(
+    settings: &Settings,
+    queue: &str,
+    tree: &Tree,
+    index: usize,
+    cq_name: &str,
+    cohort: Option<&str>,
+    sets: &[PodSet],
+    v: &mut Verdict,
+) {
+    let cq = &tree.nodes[index].data;
+    if !cq.readable {
+        return;
+    }
+    let known = cohort != Some("");
+    let where_ = match cohort {
+        None => ", outside any cohort".to_string(),
+        Some(c) => format!(", with all that cohort {c:?} can lend it"),
+    };
+    // The most the queue can ever use of each flavor of `r`, when every figure is known.
+    let capacities = |r: &str| -> Option<Vec<(String, u64)>> {
+        cq.flavors(r).into_iter().map(|f| Some((f.to_string(), tree.potential(index, f, r, 0)?))).collect()
+    };
+    let who = format!("ClusterQueue {cq_name:?} (LocalQueue {queue:?})");
+    // Workload totals by resource (in the order first asked), with where the first ask is.
+    let mut totals: Vec<(String, u64, Path, bool)> = Vec::new();
+    for set in sets.iter().filter(|s| s.count > 0) {
+        for ask in &set.asks {
+            if !cq.covers(&ask.resource) {
+                // Reported once per resource, at its first ask.
+                if totals.iter().any(|(r, ..)| *r == ask.resource) {
+                    continue;
+                }
+                totals.push((ask.resource.clone(), 0, ask.at.clone(), true));
+                let message = format!(
+                    "{who} has no resource group that covers {}: Kueue never admits pods that ask for it (\"resource {} unavailable in ClusterQueue\")",
+                    ask.resource, ask.resource
+                );
+                report(settings, QUEUE_RESOURCE, ask.at.clone(), BadValue::from(ask.resource.as_str()), message, v);
+                continue;
+            }
+            let demand = ask.units.saturating_mul(set.count);
+            let reported = match totals.iter_mut().find(|(r, ..)| *r == ask.resource) {
+                Some(total) => {
+                    total.1 = total.1.saturating_add(demand);
+                    total.3
+                }
+                None => {
+                    totals.push((ask.resource.clone(), demand, ask.at.clone(), false));
+                    false
+                }
+            };
+            if !known || reported {
+                continue;
+            }
+            let Some(quotas) = capacities(&ask.resource) else { continue };
+            // One flavor per resource group for the whole pod set: held against the largest.
+            let Some((flavor, largest)) = quotas.iter().max_by_key(|(_, q)| *q).cloned() else { continue };
+            if demand > largest {
+                let r = &ask.resource;
+                let message = format!(
+                    "{who} can never admit pod set {:?}: its {} {} {} {r} in total ({} each), more than the {} of {r} its largest flavor ({flavor:?}) can ever give{where_} (Kueue: \"insufficient quota for {r} in flavor {flavor}, ... > maximum capacity ({})\"), so the job stays suspended",
+                    set.name,
+                    plural(usize::try_from(set.count).unwrap_or(usize::MAX), "pod"),
+                    if set.count == 1 { "asks" } else { "ask" },
+                    show(r, demand),
+                    show(r, ask.units),
+                    show(r, largest),
+                    show(r, largest),
+                );
+                report(settings, QUEUE_QUOTA, ask.at.clone(), BadValue::from(show(r, ask.units).as_str()), message, v);
+                if let Some(total) = totals.iter_mut().find(|(n, ..)| n == r) {
+                    total.3 = true;
+                }
+            }
+        }
+    }
+    if !known {
+        return;
+    }
+    // The whole workload against every flavor together: each pod set takes one flavor, so
+    // the pod sets together take at most all of them.
+    for (r, demand, at, reported) in totals {
+        if reported {
+            continue;
+        }
+        let Some(quotas) = capacities(&r) else { continue };
+        let all = quotas.iter().fold(0u64, |a, (_, q)| a.saturating_add(*q));
+        if demand > all {
+            let message = format!(
+                "{who} can never admit the job: its pod sets ask {} {r} in total, more than the {} of {r} all its flavors together can ever give{where_}, so the job stays suspended",
+                show(&r, demand),
+                show(&r, all),
+            );
+            report(settings, QUEUE_QUOTA, at, BadValue::from(show(&r, demand).as_str()), message, v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A ClusterQueue or Cohort with one flavor `red` of `cpu`: nominal, borrowing and lending
+    /// limits (CPUs; `None` left out), and its cohort (parent).
+    fn node(parent: Option<&str>, nominal: &str, borrowing: Option<&str>, lending: Option<&str>) -> ClusterQueue {
+        let mut quota = json!({"name": "cpu", "nominalQuota": nominal});
+        if let Some(b) = borrowing {
+            quota["borrowingLimit"] = json!(b);
+        }
+        if let Some(l) = lending {
+            quota["lendingLimit"] = json!(l);
+        }
+        let mut spec = json!({"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "red", "resources": [quota]}]}]});
+        if let Some(p) = parent {
+            spec["cohortName"] = json!(p);
+        }
+        ClusterQueue::read(&json!({"spec": spec}))
+    }
+
+    fn potentials(
+        queues: Vec<(&'static str, ClusterQueue)>,
+        cohorts: Vec<(&'static str, ClusterQueue)>,
+    ) -> BTreeMap<&'static str, Option<u64>> {
+        let nodes = queues
+            .into_iter()
+            .map(|(n, q)| (true, n, q))
+            .chain(cohorts.into_iter().map(|(n, c)| (false, n, c)))
+            .collect();
+        let (tree, queues) = Tree::build(nodes);
+        queues.iter().map(|(q, i)| (*q, tree.potential(*i, "red", "cpu", 0))).collect()
+    }
+
+    /// kubernetes-sigs/kueue v0.19.2 `pkg/cache/scheduler/resource_test.go` `TestAvailable`:
+    /// `wantPotentiallyAvailable` of the hierarchical cases, in millicores.
+    #[test]
+    fn potential_available_matches_kueues_table() {
+        // "hierarchical cohort respects borrowing limit"
+        let got = potentials(
+            vec![
+                ("left-cq1", node(Some("left"), "10", None, None)),
+                ("left-cq2", node(Some("left"), "10", Some("5"), None)),
+                ("right-cq", node(Some("right"), "10", None, None)),
+            ],
+            vec![
+                ("root", ClusterQueue::read(&json!({"spec": {}}))),
+                ("left", node(Some("root"), "10", Some("5"), None)),
+                ("right", node(Some("root"), "10", None, None)),
+            ],
+        );
+        let want = BTreeMap::from([("left-cq1", Some(35_000)), ("left-cq2", Some(15_000)), ("right-cq", Some(50_000))]);
+        assert_eq!(got, want);
+        // "hierarchical cohort respects lending limit"
+        let got = potentials(
+            vec![
+                ("left-cq1", node(Some("left"), "10", None, Some("5"))),
+                ("left-cq2", node(Some("left"), "10", None, None)),
+                ("right-cq", node(Some("right"), "0", None, None)),
+                ("root-cq", node(Some("root"), "0", None, None)),
+            ],
+            vec![
+                ("root", ClusterQueue::read(&json!({"spec": {}}))),
+                ("left", node(Some("root"), "0", None, Some("5"))),
+                ("right", node(Some("root"), "0", None, None)),
+            ],
+        );
+        let want = BTreeMap::from([
+            ("left-cq1", Some(20_000)),
+            ("left-cq2", Some(15_000)),
+            ("right-cq", Some(5_000)),
+            ("root-cq", Some(5_000)),
+        ]);
+        assert_eq!(got, want);
+        // An implicit cohort (no Cohort object), a lender's lendingLimit, a borrower's limit,
+        // and no cohort at all.
+        let got = potentials(
+            vec![
+                ("a", node(Some("implicit"), "16", None, None)),
+                ("lender", node(Some("implicit"), "8", None, Some("4"))),
+                ("capped", node(Some("implicit"), "4", Some("4"), None)),
+                ("alone", node(None, "16", None, None)),
+            ],
+            vec![],
+        );
+        let want = BTreeMap::from([
+            ("a", Some(24_000)),
+            ("lender", Some(28_000)),
+            ("capped", Some(8_000)),
+            ("alone", Some(16_000)),
+        ]);
+        assert_eq!(got, want);
+        // A cycle disables every member: no figure, so no claim.
+        let got = potentials(
+            vec![("q", node(Some("x"), "1", None, None))],
+            vec![("x", node(Some("y"), "0", None, None)), ("y", node(Some("x"), "0", None, None))],
+        );
+        assert_eq!(got, BTreeMap::from([("q", None)]));
+    }
+}
