@@ -9,7 +9,7 @@
 //! refuses to start on an unsigned one. `make release-assets` lays out what a release attaches.
 //!
 //! It needs `docker-registry` (or `DOCKER_REGISTRY=/path`), kwctl and policy-server (`KWCTL`,
-//! `POLICY_SERVER`, or on PATH), and says `skipped:` without them. `kwctl verify` takes the
+//! `POLICY_SERVER`, or on PATH), and says `skipped:` without them, or fails when `CI` is set. `kwctl verify` takes the
 //! Sigstore trust root from `KWCTL_SIGSTORE_TRUST_CONFIG`, else a `sigstore-trust-config.json`
 //! beside kwctl, else kwctl downloads the public one.
 
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use gangwarden_e2e_tests::case::Case;
 use gangwarden_e2e_tests::metadata::read_metadata;
 use gangwarden_e2e_tests::policy_server::{
-    Options, PolicyServer, TempDir, entry_id, judge, policies_yml_with, read_manifest, tool,
+    Options, PolicyServer, TempDir, entry_id, judge, missing, policies_yml_with, read_manifest, tool,
 };
 use gangwarden_e2e_tests::{POLICIES, deploy_manifest, repo_root};
 use gangwarden_test_apiserver::client;
@@ -139,10 +139,7 @@ fn send(server: &PolicyServer, entry: &str, case_path: &str) -> Result<(), Strin
 fn published_modules_load_from_the_registry_and_signatures_are_checked() {
     let tools = match find_tools() {
         Ok(tools) => tools,
-        Err(why) => {
-            println!("skipped: e2e-registry ({why})");
-            return;
-        }
+        Err(why) => return missing("e2e-registry", &why).unwrap_or_else(|e| panic!("{e}")),
     };
     let dir = TempDir::new("gangwarden-registry").unwrap();
     let registry = Registry::start(&tools.registry, dir.path()).unwrap();
