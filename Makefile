@@ -88,19 +88,20 @@ test: fmt-check lint lint-workflows unit e2e bench-check playground-test e2e-kwc
 # The same cases through kwctl: requests, settings and replay sessions are exported from the
 # case files, each module is annotated (a kwctl warning fails) and run with exactly the
 # host capabilities its metadata.yml declares, and kwctl's answers are checked.
-e2e-kwctl: policies
+# Without kwctl, `make e2e-kwctl` fails; `make test`'s e2e-kwctl-if-found says it skipped, or
+# fails when CI is set (`.ci/run` sets CI=true), as every test needing a tool does.
+e2e-kwctl:
 	@test -n "$(KWCTL)" || { echo "kwctl not found: put it on PATH or set KWCTL"; exit 1; }
+	@$(MAKE) --no-print-directory e2e-kwctl-if-found
+
+e2e-kwctl-if-found: policies
 	rm -rf $(CARGO_TARGET_DIR)/kwctl-cases
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin kwctl-cases -- export $(CARGO_TARGET_DIR)/kwctl-cases
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin kwctl-cases -- run $(CARGO_TARGET_DIR)/kwctl-cases
 
-e2e-kwctl-if-found:
-	@if [ -n "$(KWCTL)" ]; then $(MAKE) --no-print-directory e2e-kwctl; \
-	else echo "skipped: e2e-kwctl (kwctl not found: put it on PATH or set KWCTL=/path/to/kwctl)"; fi
-
 # A spread of the cases through the real policy-server, behind a fake Kubernetes API server
 # that serves the cases' objects (needs policy-server and kwctl, which annotates the modules;
-# without either it says it skipped and succeeds).
+# without either it says it skipped and succeeds, or fails when CI is set).
 .PHONY: e2e-policy-server
 e2e-policy-server: policies
 	$(CARGO) run --locked --quiet -p gangwarden-e2e-tests --bin policy-server-cases -- run
@@ -174,13 +175,29 @@ fuzz: tools
 # READMEs' test_data/ (`make test` fails while one is out of date). Run it after changing a
 # metadata.yml, a questions-ui.yml, a setting or a version.
 # `make annotate` embeds metadata.yml and README.md into each annotated-policy.wasm, and
-# `make publish REGISTRY=ghcr.io/<owner>/policies` pushes each as <REGISTRY>/<name>:v<version>
-# (<name> is the last part of io.kubewarden.policy.ociUrl) and prints each immutable reference;
+# `make publish REGISTRY=ghcr.io/<owner>/policies` copies them into DIST and pushes each as
+# <REGISTRY>/<name>:v<version> (<name> is the last part of io.kubewarden.policy.ociUrl),
+# printing each immutable reference and collecting kwctl's JSON output in PUBLISHED;
 # KWCTL_SOURCES=sources.yml names kwctl's sources file (e.g. a registry in insecure_sources).
 # Both need kwctl on PATH. `make release-check [VERSION=x.y.z]` checks that every file states
 # one version and prints what a v<version> tag publishes.
-.PHONY: packaging annotate publish release-check e2e-registry
+#
+# A release is these steps, each a target here; .github/workflows/release.yml only calls them
+# and `make release-dry-run` runs them all against a local registry:
+#   release-modules, sbom, cli-archive  build (unprivileged jobs): DIST holds the modules, their
+#                                       SBOMs and the CLI archives
+#   release-sums                        SHA256SUMS of what DIST holds
+#   push                                kwctl push of DIST's modules (no build), into PUBLISHED
+#   sign-published                      sign every pushed module, counted (xtask sign-published)
+#   sign-sboms                          sign each SBOM (a cosign bundle beside it)
+#   github-release                      the draft GitHub release with DIST's files
+#   artifacthub-tree                    this version added to the Artifact Hub tree
+.PHONY: packaging annotate publish push sign-published release-check e2e-registry
 ANNOTATED_DIRS := . $(POLICY_DIRS)
+# How the release's jobs run xtask: `cargo xtask`, or the binary a build job made.
+XTASK ?= $(CARGO) xtask
+# kwctl push -o json's output for every module `make push` pushed: what sign-published signs.
+PUBLISHED ?= $(CARGO_TARGET_DIR)/published.json
 
 packaging: policies
 	$(CARGO) xtask packaging
@@ -195,59 +212,118 @@ annotate: policies
 	  if echo "$$out" | grep -q WARN; then echo "$$out"; echo "kwctl warned about $$d: fix its metadata.yml hostCapabilities or what the module calls"; exit 1; fi; \
 	done
 
-publish: annotate
-	@test -n "$(REGISTRY)" || { echo "usage: make publish REGISTRY=ghcr.io/<owner>/policies"; exit 1; }
+publish: release-modules push
+
+# The modules in DIST, as built (no build here: the release's publish job runs it on what the
+# build job made).
+push:
+	@test -n "$(KWCTL)" || { echo "kwctl not found: put it on PATH or set KWCTL"; exit 1; }
+	@test -n "$(REGISTRY)" || { echo "usage: make push REGISTRY=ghcr.io/<owner>/policies [DIST=…] [PUBLISHED=…]"; exit 1; }
+	@mkdir -p $(dir $(PUBLISHED)) && : > $(PUBLISHED)
 	@for d in $(ANNOTATED_DIRS); do \
+	  name=$$(if [ "$$d" = . ]; then echo bundle; else basename $$d; fi); \
 	  oci=$$(sed -n 's/^  io.kubewarden.policy.ociUrl: *//p' $$d/metadata.yml); \
 	  version=$$(sed -n 's/^  io.kubewarden.policy.version: *//p' $$d/metadata.yml); \
 	  ref="registry://$(REGISTRY)/$${oci##*/}:v$$version"; \
-	  echo "kwctl push $$d/annotated-policy.wasm $$ref"; \
-	  $(KWCTL) push $(if $(KWCTL_SOURCES),--sources-path $(KWCTL_SOURCES)) -o json $$d/annotated-policy.wasm "$$ref" || exit 1; echo; \
+	  module=$(DIST)/gangwarden-$$name-v$$version.wasm; \
+	  echo "kwctl push $$module $$ref"; \
+	  out=$$($(KWCTL) push $(if $(KWCTL_SOURCES),--sources-path $(KWCTL_SOURCES)) -o json $$module "$$ref") || exit 1; \
+	  echo "$$out"; echo "$$out" >> $(PUBLISHED); \
+	done
+
+# Signs every module in PUBLISHED: with COSIGN_KEY=cosign.key (its password in COSIGN_PASSWORD;
+# a registry reached over plain HTTP), else keyless with cosign. Fails unless each module was
+# pushed once and signed.
+sign-published:
+	$(XTASK) sign-published $(PUBLISHED) $(if $(COSIGN_KEY),--key $(COSIGN_KEY),--keyless)
+
+# Signs each SBOM in DIST keyless with cosign, its bundle beside it (<sbom>.sigstore.json).
+.PHONY: sign-sboms
+sign-sboms:
+	@ls $(DIST)/*.cdx.json >/dev/null || { echo "no SBOMs in $(DIST): make sbom"; exit 1; }
+	@for f in $(DIST)/*.cdx.json; do \
+	  echo "cosign sign-blob $$f"; \
+	  cosign sign-blob --yes --bundle $$f.sigstore.json $$f || exit 1; \
 	done
 
 release-check:
-	$(CARGO) xtask release-check $(if $(VERSION),--version $(VERSION))
+	$(XTASK) release-check $(if $(VERSION),--version $(VERSION))
 
 # What a release attaches, in DIST: each annotated module as gangwarden-<name>-v<version>.wasm,
-# the CLI for TARGET (default: this machine's) as gangwarden-<version>-<target>.tar.gz, and
-# SHA256SUMS of them all. The release workflow builds the CLI archives on one runner per target.
+# its SBOM as gangwarden-<name>-v<version>.cdx.json, the CLI for TARGET (default: this
+# machine's) as gangwarden-<version>-<target>.tar.gz, and SHA256SUMS of them all. The release
+# workflow builds the CLI archives on one runner per target.
 DIST ?= $(CARGO_TARGET_DIR)/dist
 PROJECT_VERSION = $(shell sed -n 's/^  io.kubewarden.policy.version: *//p' metadata.yml)
 CLI_TARGET = $(or $(TARGET),$(shell rustc -vV | sed -n 's/^host: //p'))
-.PHONY: cli-archive release-assets
+.PHONY: cli-archive release-modules sbom release-sums release-assets github-release
 cli-archive:
 	$(CARGO) build --locked --release -p gangwarden-cli $(if $(TARGET),--target $(TARGET))
 	mkdir -p $(DIST)
 	tar -C $(CARGO_TARGET_DIR)/$(if $(TARGET),$(TARGET)/)release -czf $(DIST)/gangwarden-$(PROJECT_VERSION)-$(CLI_TARGET).tar.gz gangwarden
 
-release-assets: annotate cli-archive
+release-modules: annotate
+	@mkdir -p $(DIST)
 	@for d in $(ANNOTATED_DIRS); do \
 	  name=$$(if [ "$$d" = . ]; then echo bundle; else basename $$d; fi); \
 	  echo "cp $$d/annotated-policy.wasm $(DIST)/gangwarden-$$name-v$(PROJECT_VERSION).wasm"; \
 	  cp $$d/annotated-policy.wasm $(DIST)/gangwarden-$$name-v$(PROJECT_VERSION).wasm || exit 1; \
 	done
-	cd $(DIST) && sha256sum *.wasm *.tar.gz > SHA256SUMS && cat SHA256SUMS
 
-# What the release puts on the artifacthub branch, in ARTIFACTHUB_DIR: a folder per package,
-# named as its artifacthub-pkg.yml names it, holding that file and the policy's README.
-ARTIFACTHUB_DIR ?= $(CARGO_TARGET_DIR)/artifacthub
-.PHONY: artifacthub-metadata
-artifacthub-metadata:
+# What each module is built from: cargo-cyclonedx (scripts/tools.sh) writes a CycloneDX SBOM
+# for every workspace crate, resolved for wasm32-wasip1 without build-time dependencies; the
+# policy crates' go to DIST, the others are removed, and `cargo xtask sbom-check` checks that
+# each lists exactly the crates its module is built from, with Cargo.lock's versions.
+SBOM_NAME := gangwarden-sbom-tmp
+sbom:
+	@mkdir -p $(DIST)
+	$(CARGO) cyclonedx --format json --spec-version 1.5 --target wasm32-wasip1 --no-build-deps --override-filename $(SBOM_NAME) -qq
 	@for d in $(ANNOTATED_DIRS); do \
-	  name=$$(sed -n 's/^name: *//p' $$d/artifacthub-pkg.yml); \
-	  [ -n "$$name" ] || { echo "$$d/artifacthub-pkg.yml names no package" >&2; exit 1; }; \
-	  mkdir -p $(ARTIFACTHUB_DIR)/$$name && cp $$d/artifacthub-pkg.yml $$d/README.md $(ARTIFACTHUB_DIR)/$$name/ || exit 1; \
-	  echo "$(ARTIFACTHUB_DIR)/$$name: $$d/artifacthub-pkg.yml, $$d/README.md"; \
+	  name=$$(if [ "$$d" = . ]; then echo bundle; else basename $$d; fi); \
+	  mv $$d/$(SBOM_NAME).json $(DIST)/gangwarden-$$name-v$(PROJECT_VERSION).cdx.json || exit 1; \
 	done
+	@find . -name $(SBOM_NAME).json -not -path './target/*' -delete
+	$(XTASK) sbom-check $(DIST)
+
+release-sums:
+	cd $(DIST) && sha256sum $$(ls *.wasm *.cdx.json *.tar.gz 2>/dev/null) > SHA256SUMS && cat SHA256SUMS
+
+release-assets: release-modules sbom cli-archive
+	@$(MAKE) --no-print-directory release-sums
+
+# The draft GitHub release of TAG with every file in DIST (gh, GH_TOKEN); its notes are what
+# release-check says the tag publishes.
+RELEASE_NOTES ?= $(CARGO_TARGET_DIR)/release-notes.txt
+github-release:
+	@test -n "$(TAG)" || { echo "usage: make github-release TAG=v<version> [DIST=…]"; exit 1; }
+	$(XTASK) release-check --version $(TAG) > $(RELEASE_NOTES)
+	gh release create "$(TAG)" --draft --verify-tag --title "gangwarden $(TAG)" --notes-file $(RELEASE_NOTES) $(DIST)/*
+
+# The tree the release puts on the artifacthub branch, in ARTIFACTHUB_TREE (the branch's
+# checkout): this version of each package added as <package>/<version>/ (its
+# artifacthub-pkg.yml and README), older versions kept, and artifacthub-repo.yml.
+ARTIFACTHUB_TREE ?= $(CARGO_TARGET_DIR)/artifacthub
+.PHONY: artifacthub-tree
+artifacthub-tree:
+	$(XTASK) artifacthub $(ARTIFACTHUB_TREE)
 
 # The publish path for real: Debian's docker-registry on a free 127.0.0.1 port, `make publish`
 # into it, kwctl pull/inspect, policy-server loading deploy/ from it, and cosign-key signatures
 # checked by kwctl verify and policy-server's verification config (e2e-tests/tests/registry.rs).
-# Says `skipped:` without docker-registry, kwctl or policy-server.
+# Says `skipped:` without docker-registry, kwctl or policy-server, or fails when CI is set.
 e2e-registry: policies
 	$(CARGO) test --locked -p gangwarden-e2e-tests --test registry -- --ignored --nocapture
 
-test: e2e-registry
+# Every release step against Debian's docker-registry on 127.0.0.1 (e2e-tests/tests/
+# release_dry_run.rs): build and annotate, SBOMs checked, push, sign with a cosign key and
+# `kwctl verify -k` each module, sign keyless through a stand-in cosign, the draft release
+# through a stand-in gh, and an Artifact Hub tree holding the previous release and this one.
+# Says `skipped:` without docker-registry or kwctl, or fails when CI is set.
+.PHONY: release-dry-run
+release-dry-run: policies
+	$(CARGO) test --locked -p gangwarden-e2e-tests --test release_dry_run -- --ignored --nocapture
+
+test: e2e-registry release-dry-run
 
 # --- gangwarden CLI (cli/) and the manifest engine (manifests/) ---
 .PHONY: cli docs bench-cli manifests-wasm

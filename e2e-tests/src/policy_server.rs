@@ -10,7 +10,8 @@
 //! - [`judge`] and [`judge_group`] check policy-server's AdmissionReview answers against the
 //!   e2e cases' expectations, as `crate::kwctl::judge` checks kwctl's.
 //!
-//! The tools are found through `POLICY_SERVER` and `KWCTL`, else on `PATH` ([`tool`]).
+//! The tools are found through `POLICY_SERVER` and `KWCTL`, else on `PATH` ([`tool`]); a test
+//! without one skips, or fails in CI ([`missing`]).
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
@@ -41,6 +42,40 @@ pub fn tool(env_var: &str, name: &str) -> Option<PathBuf> {
         return path.is_file().then_some(path);
     }
     std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(name)).find(|p| p.is_file())
+}
+
+/// Whether this is a CI run: `CI` is set and not empty (`.ci/run` sets `CI=true`, as GitHub
+/// Actions does).
+pub fn in_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+}
+
+/// The one decision for a test (`test`) that cannot run because something it needs is missing
+/// (`why`): in CI that is a failure, returned as `Err`, so a run without the tools cannot pass;
+/// on a user's machine it prints `skipped: <test> (<why>)` and returns `Ok(())`, and the
+/// caller returns having run nothing.
+pub fn missing(test: &str, why: &str) -> Result<(), String> {
+    let skip = skip_or_fail(in_ci(), test, why)?;
+    println!("{skip}");
+    Ok(())
+}
+
+/// [`missing`]'s decision: the line a skip prints, or the failure.
+fn skip_or_fail(ci: bool, test: &str, why: &str) -> Result<String, String> {
+    if ci {
+        Err(format!("{test}: {why}; CI is set, so a missing tool fails the run instead of skipping it"))
+    } else {
+        Ok(format!("skipped: {test} ({why})"))
+    }
+}
+
+/// A tool `test` needs, from [`tool`]: `Ok(None)` when it is missing and the test skips,
+/// `Err` when it is missing in CI ([`missing`]).
+pub fn needed_tool(test: &str, env_var: &str, name: &str) -> Result<Option<PathBuf>, String> {
+    match tool(env_var, name) {
+        Some(path) => Ok(Some(path)),
+        None => missing(test, &format!("{name} not found: put it on PATH or set {env_var}")).map(|()| None),
+    }
 }
 
 /// A fresh folder under the system's temporary folder, removed when dropped.
@@ -467,6 +502,16 @@ impl Drop for PolicyServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_tool_skips_on_a_users_machine_and_fails_in_ci() {
+        let why = "kwctl not found: put it on PATH or set KWCTL";
+        assert_eq!(skip_or_fail(false, "e2e-kwctl", why).unwrap(), format!("skipped: e2e-kwctl ({why})"));
+        assert_eq!(
+            skip_or_fail(true, "e2e-kwctl", why).unwrap_err(),
+            format!("e2e-kwctl: {why}; CI is set, so a missing tool fails the run instead of skipping it")
+        );
+    }
 
     fn modules() -> BTreeMap<String, PathBuf> {
         POLICIES.iter().map(|(name, _)| (name.to_string(), PathBuf::from(format!("/m/{name}.wasm")))).collect()

@@ -4,7 +4,7 @@
 //!
 //! Needs `policy-server` and `kwctl` (from the environment variables `POLICY_SERVER` and
 //! `KWCTL`, or on `PATH`) and `policies/topology/policy.wasm` (`make policies`); skipped, saying
-//! so, when one is missing.
+//! so, when one is missing, and failing instead when `CI` is set.
 
 use std::io;
 use std::net::TcpListener;
@@ -13,19 +13,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gangwarden_core::request::admission_request;
+use gangwarden_e2e_tests::policy_server::{missing, needed_tool};
 use gangwarden_e2e_tests::repo_root;
 use gangwarden_test_apiserver::realistic_node;
 use gangwarden_test_apiserver::{Call, TestApiServer, client};
 use serde_json::{Value, json};
-
-/// A tool from `$var` (a path) or, when unset, from `PATH`.
-fn find_tool(var: &str, name: &str) -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) {
-        let path = PathBuf::from(path);
-        return path.is_file().then_some(path);
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(name)).find(|p| p.is_file())
-}
 
 fn free_port() -> u16 {
     TcpListener::bind(("127.0.0.1", 0)).and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
@@ -114,18 +106,15 @@ fn annotate(kwctl: &Path, out: &Path) -> io::Result<std::process::Output> {
 
 #[test]
 fn policy_server_lists_nodes_from_the_test_apiserver() {
-    let Some(policy_server) = find_tool("POLICY_SERVER", "policy-server") else {
-        println!("skipped: policy-server not found (set POLICY_SERVER or put policy-server on PATH)");
-        return;
-    };
-    let Some(kwctl) = find_tool("KWCTL", "kwctl") else {
-        println!("skipped: kwctl not found (set KWCTL or put kwctl on PATH); policy-server needs annotated modules");
-        return;
-    };
+    const TEST: &str = "policy-server against the test API server";
+    let need = |var, name| needed_tool(TEST, var, name).unwrap_or_else(|e| panic!("{e}"));
+    let Some(policy_server) = need("POLICY_SERVER", "policy-server") else { return };
+    // It annotates the module: policy-server needs annotated modules.
+    let Some(kwctl) = need("KWCTL", "kwctl") else { return };
     let wasm = repo_root().join("policies/topology/policy.wasm");
     if !wasm.is_file() {
-        println!("skipped: {} not found (run `make policies`)", wasm.display());
-        return;
+        let why = format!("{} not found (run `make policies`)", wasm.display());
+        return missing(TEST, &why).unwrap_or_else(|e| panic!("{e}"));
     }
 
     let tmp = TempDir::new();

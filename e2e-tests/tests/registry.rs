@@ -6,87 +6,26 @@
 //! rejected and an accepted request. Then the gang module is signed with a cosign key
 //! (`cargo xtask sign`): `kwctl verify -k` accepts the key and refuses another, and
 //! policy-server with a `verification-config` requiring the key serves the signed module and
-//! refuses to start on an unsigned one. `make release-assets` lays out what a release attaches.
+//! refuses to start on an unsigned one. `make release-assets` lays out what a release attaches
+//! (`make release-dry-run` runs the release's own steps).
 //!
 //! It needs `docker-registry` (or `DOCKER_REGISTRY=/path`), kwctl and policy-server (`KWCTL`,
-//! `POLICY_SERVER`, or on PATH), and says `skipped:` without them. `kwctl verify` takes the
+//! `POLICY_SERVER`, or on PATH), and says `skipped:` without them, or fails when `CI` is set. `kwctl verify` takes the
 //! Sigstore trust root from `KWCTL_SIGSTORE_TRUST_CONFIG`, else a `sigstore-trust-config.json`
 //! beside kwctl, else kwctl downloads the public one.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use gangwarden_e2e_tests::case::Case;
 use gangwarden_e2e_tests::metadata::read_metadata;
 use gangwarden_e2e_tests::policy_server::{
-    Options, PolicyServer, TempDir, entry_id, judge, policies_yml_with, read_manifest, tool,
+    Options, PolicyServer, TempDir, entry_id, judge, missing, policies_yml_with, read_manifest, tool,
 };
+use gangwarden_e2e_tests::registry::{Registry, trust_config};
 use gangwarden_e2e_tests::{POLICIES, deploy_manifest, repo_root};
-use gangwarden_test_apiserver::client;
 use serde_json::Value;
 use xtask::sign;
-
-/// Debian's registry, serving a folder on 127.0.0.1, stopped when dropped.
-struct Registry {
-    child: Child,
-    port: u16,
-}
-
-impl Registry {
-    fn start(binary: &Path, dir: &Path) -> Result<Registry, String> {
-        let port = std::net::TcpListener::bind(("127.0.0.1", 0))
-            .and_then(|l| l.local_addr())
-            .map_err(|e| format!("no free port: {e}"))?
-            .port();
-        let config = dir.join("config.yml");
-        let data = dir.join("data");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog: {{level: warn}}\nstorage: {{filesystem: {{rootdirectory: {}}}}}\nhttp: {{addr: 127.0.0.1:{port}}}\n",
-                data.display()
-            ),
-        )
-        .map_err(|e| e.to_string())?;
-        let log = std::fs::File::create(dir.join("registry.log")).map_err(|e| e.to_string())?;
-        let child = Command::new(binary)
-            .arg("serve")
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(|e| e.to_string())?)
-            .stderr(log)
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
-        let mut registry = Registry { child, port };
-        let started = Instant::now();
-        loop {
-            if let Ok(Some(status)) = registry.child.try_wait() {
-                let log = std::fs::read_to_string(dir.join("registry.log")).unwrap_or_default();
-                return Err(format!("docker-registry exited ({status}):\n{log}"));
-            }
-            if matches!(client::get(&format!("http://127.0.0.1:{port}/v2/")), Ok((200, _))) {
-                return Ok(registry);
-            }
-            if started.elapsed() > Duration::from_secs(30) {
-                return Err("docker-registry did not answer /v2/ within 30 s".into());
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// Where `make publish REGISTRY=…` puts the modules.
-    fn prefix(&self) -> String {
-        format!("127.0.0.1:{}/gangwarden/policies", self.port)
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 struct Tools {
     registry: PathBuf,
@@ -100,9 +39,7 @@ fn find_tools() -> Result<Tools, String> {
         .ok_or("docker-registry not found (Debian package docker-registry, or set DOCKER_REGISTRY)")?;
     let kwctl = tool("KWCTL", "kwctl").ok_or("kwctl not found (set KWCTL or put kwctl on PATH)")?;
     tool("POLICY_SERVER", "policy-server").ok_or("policy-server not found (set POLICY_SERVER or put it on PATH)")?;
-    let beside = kwctl.canonicalize().ok().and_then(|k| Some(k.parent()?.join("sigstore-trust-config.json")));
-    let trust_config =
-        std::env::var_os("KWCTL_SIGSTORE_TRUST_CONFIG").map(PathBuf::from).or(beside).filter(|p| p.is_file());
+    let trust_config = trust_config(&kwctl);
     Ok(Tools { registry, kwctl, trust_config })
 }
 
@@ -139,10 +76,7 @@ fn send(server: &PolicyServer, entry: &str, case_path: &str) -> Result<(), Strin
 fn published_modules_load_from_the_registry_and_signatures_are_checked() {
     let tools = match find_tools() {
         Ok(tools) => tools,
-        Err(why) => {
-            println!("skipped: e2e-registry ({why})");
-            return;
-        }
+        Err(why) => return missing("e2e-registry", &why).unwrap_or_else(|e| panic!("{e}")),
     };
     let dir = TempDir::new("gangwarden-registry").unwrap();
     let registry = Registry::start(&tools.registry, dir.path()).unwrap();
@@ -163,7 +97,8 @@ fn published_modules_load_from_the_registry_and_signatures_are_checked() {
     for (name, _) in POLICIES {
         let reference = local_reference(&registry, name);
         // make publish says what it pushes, and kwctl the immutable reference it pushed to.
-        assert!(published.contains(&format!("annotated-policy.wasm {reference}\n")), "{published}");
+        let module = format!("gangwarden-{name}-v{}.wasm", xtask::release::project_version().unwrap());
+        assert!(published.contains(&format!("{module} {reference}\n")), "{published}");
         let repository = reference.trim_start_matches("registry://").rsplit_once(':').unwrap().0;
         assert!(published.contains(&format!("{{\"immutable_ref\":\"{repository}@sha256:")), "{published}");
         // Pulled back and inspected, each module carries its metadata.yml.
@@ -206,7 +141,8 @@ fn published_modules_load_from_the_registry_and_signatures_are_checked() {
         assert!(dist.join(format!("gangwarden-{name}-v{version}.wasm")).is_file(), "no {name} module in {dist:?}");
     }
     let sums = std::fs::read_to_string(dist.join("SHA256SUMS")).unwrap();
-    assert_eq!(sums.lines().count(), POLICIES.len() + 1, "{sums}");
+    // A module and its SBOM per policy, and the CLI.
+    assert_eq!(sums.lines().count(), 2 * POLICIES.len() + 1, "{sums}");
     assert!(sums.contains(&format!("gangwarden-{version}-")) && sums.contains(".tar.gz"), "{sums}");
     run(Command::new("sha256sum").arg("--check").arg("SHA256SUMS").current_dir(&dist)).unwrap();
 

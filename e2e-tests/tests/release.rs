@@ -58,37 +58,3 @@ fn a_tag_of_another_version_is_refused_and_the_plan_names_what_is_published() {
     );
     assert!(plan.contains(&format!("  gangwarden-{version}-x86_64-unknown-linux-gnu.tar.gz (the CLI)\n")), "{plan}");
 }
-
-/// `make artifacthub-metadata`, which the release workflow puts on the artifacthub branch:
-/// a folder per package, named as its artifacthub-pkg.yml names it, with that file and the
-/// policy's README unchanged.
-#[test]
-fn the_artifacthub_tree_holds_each_package_under_its_own_name() {
-    let root = gangwarden_e2e_tests::repo_root();
-    let out = std::env::temp_dir().join(format!("gangwarden-artifacthub-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let status = std::process::Command::new("make")
-        .current_dir(&root)
-        .args(["--no-print-directory", "--silent", "artifacthub-metadata"])
-        .arg(format!("ARTIFACTHUB_DIR={}", out.display()))
-        .status()
-        .expect("make");
-    assert!(status.success(), "make artifacthub-metadata: {status}");
-    let mut names = Vec::new();
-    for dir in [".", "policies/gang", "policies/claims", "policies/run-policy", "policies/topology"] {
-        let pkg = std::fs::read_to_string(root.join(dir).join("artifacthub-pkg.yml")).unwrap();
-        let name = pkg.lines().find_map(|l| l.strip_prefix("name: ")).expect("a name").trim().to_string();
-        for file in ["artifacthub-pkg.yml", "README.md"] {
-            let copied = std::fs::read(out.join(&name).join(file)).unwrap_or_else(|e| panic!("{name}/{file}: {e}"));
-            assert_eq!(copied, std::fs::read(root.join(dir).join(file)).unwrap(), "{name}/{file}");
-        }
-        names.push(name);
-    }
-    let mut found: Vec<String> =
-        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    found.sort();
-    names.sort();
-    assert_eq!(found, names);
-    assert_eq!(names.len(), 5, "{names:?}");
-    std::fs::remove_dir_all(&out).unwrap();
-}

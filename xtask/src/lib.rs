@@ -3,9 +3,11 @@
 //! tests check the files against it) and the playground's data (the fidelity tests replay its
 //! states).
 
+pub mod artifacthub;
 pub mod packaging;
 pub mod playground;
 pub mod release;
+pub mod sbom;
 pub mod sign;
 
 use gangwarden_e2e_tests::repo_root;

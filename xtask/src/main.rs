@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use gangwarden_e2e_tests::metadata::read_metadata;
 use gangwarden_e2e_tests::metadata::shown;
-use gangwarden_e2e_tests::repo_root;
-use xtask::{packaging, playground, release, sign};
+use gangwarden_e2e_tests::{POLICIES, repo_root};
+use xtask::{artifacthub, packaging, playground, release, sbom, sign};
 
 mod bench;
 mod bench_case;
@@ -113,6 +114,34 @@ enum Job {
         /// `kwctl push -o json` prints as immutable_ref).
         reference: String,
     },
+    /// Sign every module `make publish` pushed (it collects `kwctl push -o json`'s output in
+    /// PUBLISHED): with a cosign key, for a registry reached over plain HTTP, or keyless with
+    /// `cosign sign` (Sigstore v2 and v3 bundle formats). Fails unless each project module was
+    /// published once and signed (`make sign-published`).
+    SignPublished {
+        /// The collected `kwctl push -o json` output.
+        published: PathBuf,
+        /// The cosign private key (password in COSIGN_PASSWORD).
+        #[arg(long, conflicts_with = "keyless", required_unless_present = "keyless")]
+        key: Option<PathBuf>,
+        /// Sign keyless with the `cosign` on PATH (the release workflow).
+        #[arg(long)]
+        keyless: bool,
+    },
+    /// Check each module's SBOM (CycloneDX JSON, `make sbom`): it describes the module's crate
+    /// and lists every crate the module is built from for wasm32-wasip1, with Cargo.lock's
+    /// versions, and nothing else.
+    SbomCheck {
+        /// The folder holding gangwarden-<name>-v<version>.cdx.json per module.
+        dir: PathBuf,
+    },
+    /// Add this release's artifacthub-pkg.yml and README of each policy to an Artifact Hub
+    /// tree (the artifacthub branch): <package>/<version>/, keeping older versions, and
+    /// artifacthub-repo.yml at the root (`make artifacthub-tree`).
+    Artifacthub {
+        /// The tree (created when missing).
+        tree: PathBuf,
+    },
     /// Write the playground's build-time data into a folder: gallery.json (examples, e2e cases
     /// and corpus files as playground states) and site.json (version, API versions, settings
     /// tables, rule reference) (`make playground`).
@@ -143,6 +172,48 @@ fn packaging_job(check: bool) -> Result<bool, String> {
         println!("{} {}", if check { "out of date:" } else { "wrote" }, shown(file));
     }
     Ok(!check || files.is_empty())
+}
+
+/// The last part of each module's repository (`gang`, …, `gangwarden`).
+fn module_names() -> Result<Vec<String>, String> {
+    POLICIES
+        .iter()
+        .map(|(_, dir)| {
+            let image = read_metadata(dir)?.image()?;
+            let repository = image.rsplit_once(':').map_or(image.as_str(), |(r, _)| r);
+            Ok(repository.rsplit('/').next().unwrap_or_default().to_string())
+        })
+        .collect()
+}
+
+fn sign_published(published: &std::path::Path, key: Option<PathBuf>) -> Result<bool, String> {
+    let output = std::fs::read_to_string(published).map_err(|e| format!("{}: {e}", published.display()))?;
+    let references = sign::published_references(&output)?;
+    let modules = module_names()?;
+    let signed = match key {
+        Some(key) => {
+            let key = sign::read_private_key(&key, &sign::password_from_env())?;
+            sign::sign_published(&references, &modules, |r| sign::sign(&key, r).map(|_| ()))?
+        }
+        None => sign::sign_published(&references, &modules, sign::cosign_keyless)?,
+    };
+    println!("signed {} of {} published modules:", signed.len(), modules.len());
+    for reference in signed {
+        println!("  {reference}");
+    }
+    Ok(true)
+}
+
+fn sbom_check(dir: &std::path::Path) -> Result<bool, String> {
+    let version = release::project_version()?;
+    let lock = std::fs::read_to_string(repo_root().join("Cargo.lock")).map_err(|e| format!("Cargo.lock: {e}"))?;
+    for (name, dir_of) in POLICIES {
+        let file = dir.join(format!("gangwarden-{name}-v{version}.cdx.json"));
+        let crates = sbom::module_crates(&repo_root().join(dir_of))?;
+        let listed = sbom::check(&file, &crates, &lock)?;
+        println!("{}: {listed} crates, as Cargo.lock has them", shown(&file));
+    }
+    Ok(true)
 }
 
 fn main() -> ExitCode {
@@ -185,6 +256,18 @@ fn main() -> ExitCode {
             let signed =
                 sign::read_private_key(&key, &sign::password_from_env()).and_then(|k| sign::sign(&k, &reference));
             exit("sign", signed.map(|tag| println!("pushed the signature {tag}")).map(|()| true))
+        }
+        Job::SignPublished { published, key, keyless: _ } => exit("sign-published", sign_published(&published, key)),
+        Job::SbomCheck { dir } => exit("sbom-check", sbom_check(&dir)),
+        Job::Artifacthub { tree } => {
+            let packages: Vec<PathBuf> = POLICIES.iter().map(|(_, dir)| repo_root().join(dir)).collect();
+            exit(
+                "artifacthub",
+                artifacthub::add_release(&tree, &packages).map(|written| {
+                    println!("{}: artifacthub-repo.yml, {}", tree.display(), written.join(", "));
+                    true
+                }),
+            )
         }
         Job::PlaygroundData { out } => exit("playground-data", playground::write_data(&out).map(|()| true)),
     }

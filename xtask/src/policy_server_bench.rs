@@ -15,7 +15,7 @@
 //! are medians over the R rounds. Each scenario's policy has an entry with exactly the
 //! scenario's settings. `--write` replaces the text between the markers in FILE; `--check`
 //! fails when a policy's throughput is below a third of the baseline's. Prints one "skipped:"
-//! line and exits 0 without policy-server or kwctl.
+//! line and exits 0 without policy-server or kwctl (fails instead when `CI` is set).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -27,8 +27,8 @@ use gangwarden_core::cluster::MemoryCluster;
 use gangwarden_e2e_tests::host::Policy;
 use gangwarden_e2e_tests::payloads;
 use gangwarden_e2e_tests::policy_server::{
-    Options, PolicyServer, TempDir, annotate_all, context_aware_resources, entry_id, policies_yml, project_policies,
-    read_manifest, tool, with_settings,
+    Options, PolicyServer, TempDir, annotate_all, context_aware_resources, entry_id, needed_tool, policies_yml,
+    project_policies, read_manifest, with_settings,
 };
 use gangwarden_e2e_tests::{POLICIES, deploy_manifest, repo_root};
 use gangwarden_test_apiserver::TestApiServer;
@@ -491,14 +491,9 @@ fn floor_table(floor: &Served, args: &Args) -> String {
 
 /// Runs every scenario; `Ok(false)` when `args.check` is set and a policy falls below its bar.
 pub fn run(args: &Args) -> Result<bool, String> {
-    let Some(kwctl) = tool("KWCTL", "kwctl") else {
-        println!(
-            "skipped: policy-server bench (kwctl not found: put it on PATH or set KWCTL; it annotates the modules)"
-        );
-        return Ok(true);
-    };
-    if tool("POLICY_SERVER", "policy-server").is_none() {
-        println!("skipped: policy-server bench (policy-server not found: put it on PATH or set POLICY_SERVER)");
+    // kwctl annotates the modules policy-server loads.
+    let Some(kwctl) = needed_tool("policy-server bench", "KWCTL", "kwctl")? else { return Ok(true) };
+    if needed_tool("policy-server bench", "POLICY_SERVER", "policy-server")?.is_none() {
         return Ok(true);
     }
     let root = repo_root();

@@ -127,12 +127,12 @@ pub fn plan(version: &str) -> Result<String, String> {
     }
     out.push_str("\nrelease assets:\n");
     for (name, _) in POLICIES {
-        out.push_str(&format!("  gangwarden-{name}-v{version}.wasm (annotated) and its SBOM\n"));
+        out.push_str(&format!("  gangwarden-{name}-v{version}.wasm (annotated) and its CycloneDX SBOM\n"));
     }
     for target in CLI_TARGETS {
         out.push_str(&format!("  gangwarden-{version}-{target}.tar.gz (the CLI)\n"));
     }
-    out.push_str("  SHA256SUMS\n\nArtifact Hub: the artifacthub-pkg.yml of each policy, on the artifacthub branch\n");
+    out.push_str(&format!("  SHA256SUMS\n\nArtifact Hub: each policy's artifacthub-pkg.yml and README as <package>/{version}/ on the artifacthub branch, older versions kept\n"));
     Ok(out)
 }
 

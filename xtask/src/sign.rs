@@ -226,6 +226,69 @@ pub fn sign(key: &SigningKey, reference: &str) -> Result<String, String> {
     Ok(format!("{}/{}:{tag}", r.registry, r.repository))
 }
 
+/// The module references `kwctl push -o json` printed, read from its output (`make publish
+/// PUBLISHED=<file>` collects one JSON document per push): each document's `immutable_ref`.
+/// Anything else in the output is an error, so a change in kwctl's output cannot make the
+/// release sign nothing.
+pub fn published_references(output: &str) -> Result<Vec<String>, String> {
+    let mut references = Vec::new();
+    for document in serde_json::Deserializer::from_str(output).into_iter::<Value>() {
+        let document = document.map_err(|e| format!("not kwctl push's JSON output: {e}"))?;
+        let reference =
+            document["immutable_ref"].as_str().ok_or(format!("kwctl push printed no immutable_ref: {document}"))?;
+        parse_reference(reference)?;
+        references.push(reference.to_string());
+    }
+    Ok(references)
+}
+
+/// Signs every published module with `sign_one` and counts them: fails unless `references`
+/// names each of `modules` (the last part of each module's repository, e.g. `gang`) exactly
+/// once, nothing else, and every signature succeeds. Returns what was signed.
+pub fn sign_published(
+    references: &[String],
+    modules: &[String],
+    mut sign_one: impl FnMut(&str) -> Result<(), String>,
+) -> Result<Vec<String>, String> {
+    let module_of = |reference: &str| -> Result<String, String> {
+        let r = parse_reference(reference)?;
+        Ok(r.repository.rsplit('/').next().unwrap_or_default().to_string())
+    };
+    for module in modules {
+        let pushed = references.iter().filter(|r| module_of(r).is_ok_and(|m| &m == module)).count();
+        if pushed != 1 {
+            return Err(format!("module {module} was published {pushed} times, not once: {references:?}"));
+        }
+    }
+    if let Some(other) = references.iter().find(|r| module_of(r).map_or(true, |m| !modules.contains(&m))) {
+        return Err(format!("{other} is not one of the project's modules ({})", modules.join(", ")));
+    }
+    let mut signed = Vec::new();
+    for reference in references {
+        sign_one(reference).map_err(|e| format!("signing {reference}: {e}"))?;
+        signed.push(reference.clone());
+    }
+    if signed.len() != modules.len() {
+        return Err(format!("signed {} of {} modules", signed.len(), modules.len()));
+    }
+    Ok(signed)
+}
+
+/// Signs `reference` keyless with the `cosign` on PATH, once in each of Sigstore's bundle
+/// formats (v2, which policy-server 1.35 reads, and v3), as Kubewarden signs its own policies.
+pub fn cosign_keyless(reference: &str) -> Result<(), String> {
+    let bare = reference.strip_prefix("registry://").unwrap_or(reference);
+    for v3 in ["false", "true"] {
+        let mut cmd = std::process::Command::new("cosign");
+        cmd.args(["sign", "--yes", &format!("--new-bundle-format={v3}"), &format!("--use-signing-config={v3}"), bare]);
+        let status = cmd.status().map_err(|e| format!("cannot run cosign: {e}"))?;
+        if !status.success() {
+            return Err(format!("{cmd:?}: {status}"));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +311,58 @@ mod tests {
         let signature: DerSignature = key.sign(b"payload");
         assert!(key.verifying_key().verify(b"payload", &signature).is_ok());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn digest(c: char) -> String {
+        format!("sha256:{}", c.to_string().repeat(64))
+    }
+
+    #[test]
+    fn published_references_come_from_kwctl_json_however_it_is_laid_out() {
+        let (a, b) = (digest('a'), digest('b'));
+        let compact = format!("{{\"immutable_ref\":\"127.0.0.1:5000/p/gang@{a}\"}}\n");
+        let pretty = format!("{{\n  \"immutable_ref\": \"127.0.0.1:5000/p/claims@{b}\",\n  \"extra\": 1\n}}\n\n");
+        assert_eq!(
+            published_references(&(compact + &pretty)).unwrap(),
+            [format!("127.0.0.1:5000/p/gang@{a}"), format!("127.0.0.1:5000/p/claims@{b}")]
+        );
+        assert_eq!(published_references("").unwrap(), Vec::<String>::new());
+        let err = published_references("kwctl push policy.wasm\n").unwrap_err();
+        assert!(err.starts_with("not kwctl push's JSON output: "), "{err}");
+        assert_eq!(
+            published_references("{\"ref\":\"x\"}").unwrap_err(),
+            "kwctl push printed no immutable_ref: {\"ref\":\"x\"}"
+        );
+        assert!(published_references("{\"immutable_ref\":\"127.0.0.1:5000/p/gang:v1\"}").is_err());
+    }
+
+    #[test]
+    fn every_published_module_is_signed_or_the_release_fails() {
+        let modules: Vec<String> = ["gang", "claims"].map(String::from).to_vec();
+        let gang = format!("registry://127.0.0.1:5000/p/gang@{}", digest('a'));
+        let claims = format!("127.0.0.1:5000/p/claims@{}", digest('b'));
+        let mut seen = Vec::new();
+        let signed = sign_published(&[gang.clone(), claims.clone()], &modules, |r| {
+            seen.push(r.to_string());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((signed.len(), &seen), (2, &vec![gang.clone(), claims.clone()]));
+        // A module not published, published twice, or a reference that is not a module.
+        let never = |_: &str| -> Result<(), String> { panic!("nothing is signed when the list is wrong") };
+        let err = sign_published(std::slice::from_ref(&gang), &modules, never).unwrap_err();
+        assert!(err.starts_with("module claims was published 0 times, not once"), "{err}");
+        let err = sign_published(&[gang.clone(), gang.clone(), claims.clone()], &modules, never).unwrap_err();
+        assert!(err.starts_with("module gang was published 2 times, not once"), "{err}");
+        let stray = format!("127.0.0.1:5000/p/other@{}", digest('c'));
+        let err = sign_published(&[gang.clone(), claims.clone(), stray.clone()], &modules, never).unwrap_err();
+        assert_eq!(err, format!("{stray} is not one of the project's modules (gang, claims)"));
+        // A signature that fails fails the whole step.
+        let err = sign_published(&[gang.clone(), claims.clone()], &modules, |r| {
+            if r == claims { Err("HTTP 500".into()) } else { Ok(()) }
+        })
+        .unwrap_err();
+        assert_eq!(err, format!("signing {claims}: HTTP 500"));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! cluster, so a case the merge would change is a selection error, not a policy-server
 //! difference; when policy-server's answer fails a case the host passes, both answers are
 //! printed. Prints "skipped: …" and exits 0 when kwctl or policy-server is missing
-//! (`$KWCTL`, `$POLICY_SERVER`, else on PATH).
+//! (`$KWCTL`, `$POLICY_SERVER`, else on PATH), and fails instead when `CI` is set.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ use gangwarden_e2e_tests::case::{Case, check};
 use gangwarden_e2e_tests::host::{Evaluation, Policy, validate_payload};
 use gangwarden_e2e_tests::policy_server::{
     GroupExpect, PolicyServer, TempDir, annotate_all, audit_request, context_aware_resources, entry_id,
-    expect_from_answer, group_members, judge, judge_group, policies_yml, project_policies, read_manifest, tool,
+    expect_from_answer, group_members, judge, judge_group, needed_tool, policies_yml, project_policies, read_manifest,
     with_settings,
 };
 use gangwarden_e2e_tests::{POLICIES, deploy_manifest, metadata, payloads, repo_root};
@@ -333,12 +333,9 @@ fn expectations(chosen: &[Chosen], manifests: &Manifests, cluster: &MemoryCluste
 }
 
 fn run(verbose: bool) -> Result<bool, String> {
-    let Some(kwctl) = tool("KWCTL", "kwctl") else {
-        println!("skipped: e2e-policy-server (kwctl not found: put it on PATH or set KWCTL; it annotates the modules)");
-        return Ok(true);
-    };
-    if tool("POLICY_SERVER", "policy-server").is_none() {
-        println!("skipped: e2e-policy-server (policy-server not found: put it on PATH or set POLICY_SERVER)");
+    // kwctl annotates the modules policy-server loads.
+    let Some(kwctl) = needed_tool("e2e-policy-server", "KWCTL", "kwctl")? else { return Ok(true) };
+    if needed_tool("e2e-policy-server", "POLICY_SERVER", "policy-server")?.is_none() {
         return Ok(true);
     }
     let started = Instant::now();
