@@ -547,7 +547,9 @@ fn scenario(choices: &[u32]) -> Scenario {
     if how == Toleration::Kueue {
         object["metadata"]["labels"] = json!({"kueue.x-k8s.io/queue-name": "team-a"});
     }
-    let mut settings = json!({"capacityCheck": "deny", "queueCheck": "deny"});
+    // Kueue managing the PyTorchJobs too (its shipped configuration leaves them off).
+    let frameworks = ["batch/job", "kubeflow.org/pytorchjob", "trainer.kubeflow.org/trainjob"];
+    let mut settings = json!({"capacityCheck": "deny", "queueCheck": "deny", "kueueFrameworks": frameworks});
     if how == Toleration::Setting {
         let taints: BTreeSet<(&str, &str, &str)> = nodes.iter().flat_map(|n| n.taints.iter().copied()).collect();
         let added: Vec<Value> =

@@ -174,6 +174,9 @@ pub struct Settings {
     /// LocalQueue and ClusterQueue exist, the quota can hold the pods): `off`, `warn` (the
     /// queue may be created after the job) or `deny`.
     pub queue_check: QueueCheck,
+    /// The frameworks the cluster's Kueue manages (its `integrations.frameworks`): a labelled
+    /// object of another kind gets no queue finding, since Kueue ignores its label.
+    pub kueue_frameworks: Vec<String>,
 }
 
 impl Default for Settings {
@@ -187,6 +190,7 @@ impl Default for Settings {
             capacity_ignored_resources: Vec::new(),
             capacity_added_tolerations: Vec::new(),
             queue_check: QueueCheck::Warn,
+            kueue_frameworks: queue::KUEUE_DEFAULT_FRAMEWORKS.iter().map(|f| f.to_string()).collect(),
         }
     }
 }
@@ -231,7 +235,7 @@ impl RuleSet for Topology {
                 return Err(format!("capacityAddedTolerations[{i}].{problem}"));
             }
         }
-        Ok(())
+        queue::validate_frameworks(&s.kueue_frameworks)
     }
 
     fn check(settings: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
@@ -294,7 +298,7 @@ impl RuleSet for Topology {
                 // Unchanged patches were checked when they were written; capacity is checked
                 // when the job is created (its trainer and runtime never change).
                 // The queue check counts its pod sets too.
-                let queued = settings.queue_check != CapacityCheck::Off && capacity::kueue_queue_name(review).is_some();
+                let queued = queue::queued(settings, review).is_some();
                 let capacity = old.is_none() && (settings.capacity_check != CapacityCheck::Off || queued);
                 let runtime = match old {
                     Some(old) if old.spec.runtime_patches == job.spec.runtime_patches => None,

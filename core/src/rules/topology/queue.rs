@@ -26,6 +26,103 @@ pub const QUEUE_RESOURCE: &str = "topology.queue-resource";
 /// Whether queue findings are reported, and how: the same three values as `capacityCheck`.
 pub type QueueCheck = CapacityCheck;
 
+/// Kueue's built-in integrations (v0.19.2 `jobframework`): the names `kueueFrameworks` may list,
+/// as Kueue's `integrations.frameworks` may.
+pub const KUEUE_FRAMEWORKS: [&str; 18] = [
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/jaxjob",
+    "workload.codeflare.dev/appwrapper",
+    "trainer.kubeflow.org/trainjob",
+    "sparkoperator.k8s.io/sparkapplication",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+];
+
+/// The frameworks Kueue's shipped configuration turns on (v0.19.2 manifests and Helm chart):
+/// the Kubeflow v1 kinds are left out there.
+pub const KUEUE_DEFAULT_FRAMEWORKS: [&str; 12] = [
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
+    "jobset.x-k8s.io/jobset",
+    "workload.codeflare.dev/appwrapper",
+    "trainer.kubeflow.org/trainjob",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+];
+
+/// The setting `kueueFrameworks`: at least one, each a Kueue framework, none twice.
+pub fn validate_frameworks(frameworks: &[String]) -> Result<(), String> {
+    if frameworks.is_empty() {
+        return Err("kueueFrameworks: must list at least one framework (Kueue itself reads an empty \
+                    integrations.frameworks as [\"batch/job\"])"
+            .into());
+    }
+    for (i, f) in frameworks.iter().enumerate() {
+        if !KUEUE_FRAMEWORKS.contains(&f.as_str()) {
+            let supported: Vec<String> = KUEUE_FRAMEWORKS.iter().map(|k| format!("{k:?}")).collect();
+            return Err(format!(
+                "kueueFrameworks[{i}]: Unsupported value: {f:?}: supported values: {}",
+                supported.join(", ")
+            ));
+        }
+        // Each earlier entry is a distinct known name: at most 18 comparisons.
+        if frameworks[..i].contains(f) {
+            return Err(format!("kueueFrameworks[{i}]: Duplicate value: {f:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// The Kueue framework that would manage the object under review; `None` for a kind Kueue
+/// has no integration for (the training operator's `kubeflow.org/v1` MPIJob: Kueue's
+/// `kubeflow.org/mpijob` is the MPI operator's v2beta1).
+fn framework(object: &Resource) -> Option<&'static str> {
+    use crate::kubeflow::JobKind;
+    match object {
+        Resource::BatchJob(_) => Some("batch/job"),
+        Resource::Kubeflow(job) if job.is_mpi_operator() => Some("kubeflow.org/mpijob"),
+        Resource::Kubeflow(job) => match job.kind {
+            JobKind::TFJob => Some("kubeflow.org/tfjob"),
+            JobKind::PyTorchJob => Some("kubeflow.org/pytorchjob"),
+            JobKind::JAXJob => Some("kubeflow.org/jaxjob"),
+            JobKind::PaddleJob => Some("kubeflow.org/paddlejob"),
+            JobKind::XGBoostJob => Some("kubeflow.org/xgboostjob"),
+            JobKind::MPIJob => None,
+        },
+        Resource::TrainJob(_) => Some("trainer.kubeflow.org/trainjob"),
+        _ => None,
+    }
+}
+
+/// The LocalQueue a new object Kueue manages names, when the queue check is on: labelled, and
+/// of a kind whose framework `kueueFrameworks` lists (elsewhere Kueue ignores the label).
+pub(super) fn queued<'r>(settings: &Settings, review: &'r Review) -> Option<&'r str> {
+    if settings.queue_check == CapacityCheck::Off || review.old_object.is_some() {
+        return None;
+    }
+    let framework = framework(&review.object)?;
+    if !settings.kueue_frameworks.iter().any(|f| f == framework) {
+        return None;
+    }
+    kueue_queue_name(review)
+}
+
 /// Kueue's API versions, the storage version (since Kueue 0.16) first; `v1beta1` is read
 /// where only it is served.
 pub const KUEUE_API_VERSIONS: [&str; 2] = ["kueue.x-k8s.io/v1beta2", "kueue.x-k8s.io/v1beta1"];
@@ -381,13 +478,7 @@ pub(super) fn check_queue(
     cluster: &dyn Cluster,
     v: &mut Verdict,
 ) {
-    if settings.queue_check == CapacityCheck::Off || review.old_object.is_some() {
-        return;
-    }
-    if !matches!(review.object, Resource::BatchJob(_) | Resource::Kubeflow(_) | Resource::TrainJob(_)) {
-        return;
-    }
-    let Some(queue) = kueue_queue_name(review) else { return };
+    let Some(queue) = queued(settings, review) else { return };
     let at = label_path(review);
     let failed = |v: &mut Verdict, what: &str, e: &LookupError| {
         v.lookup_failed(QUEUE_LOCAL_QUEUE, at.clone(), what, e, settings.fail_on_lookup_error)
