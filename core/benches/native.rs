@@ -34,7 +34,8 @@ fn native(c: &mut Criterion) {
     group.bench_function("floor-decode", |b| {
         b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(&floor)).is_ok())
     });
-    for s in payloads::request_scenarios() {
+    let (labelled, unlabelled) = payloads::queue_scenarios();
+    for s in payloads::request_scenarios().into_iter().chain([labelled, unlabelled]) {
         assert!(evaluate_as(s.policy, &s.payload, &s.cluster), "{} must be accepted", s.name);
         group.bench_function(payloads::bench_id(&s.name), |b| {
             b.iter(|| evaluate_as(s.policy, black_box(&s.payload), &s.cluster))

@@ -86,12 +86,14 @@ fn topology_defaults() -> Value {
         capacity_ignored_resources,
         capacity_added_tolerations,
         queue_check,
+        kueue_frameworks,
     } = topology::Settings::default();
     json!({"allowedTopologyKeys": allowed_topology_keys,
         "requireTopologyForMinCountAtLeast": require_topology_for_min_count_at_least,
         "checkNodeLabels": check_node_labels, "failOnLookupError": fail_on_lookup_error,
         "capacityCheck": capacity_check, "capacityIgnoredResources": capacity_ignored_resources,
-        "capacityAddedTolerations": capacity_added_tolerations, "queueCheck": queue_check})
+        "capacityAddedTolerations": capacity_added_tolerations, "queueCheck": queue_check,
+        "kueueFrameworks": kueue_frameworks})
 }
 
 fn run_policy_defaults() -> Value {

@@ -243,6 +243,53 @@ fn train_job(policy: &'static str) -> Scenario {
     }
 }
 
+/// The ClusterQueues of the queue rows: `n` in cohort `org`, each with 256 CPUs and 2Ti of
+/// memory in one flavor and 16 GPUs in each of two flavors (`a100`, `h100`), and the LocalQueue
+/// `team-a` in `ml` naming the first.
+pub fn queue_cohort(n: usize) -> Vec<Value> {
+    let mut objects: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": format!("cq-{i}")},
+                   "spec": {"namespaceSelector": {}, "cohortName": "org", "resourceGroups": [
+                       {"coveredResources": ["cpu", "memory"], "flavors": [{"name": "default", "resources": [
+                           {"name": "cpu", "nominalQuota": "256"}, {"name": "memory", "nominalQuota": "2Ti"}]}]},
+                       {"coveredResources": ["nvidia.com/gpu"], "flavors": [
+                           {"name": "a100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "16"}]},
+                           {"name": "h100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "16"}]}]}]}})
+        })
+        .collect();
+    objects.push(json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+        "metadata": {"name": "team-a", "namespace": "ml"}, "spec": {"clusterQueue": "cq-0"}}));
+    objects
+}
+
+/// The ClusterQueues in the queue rows' cohort.
+pub const QUEUE_COHORT: usize = 50;
+
+/// The queue check's cost (issue 42): the everyday gang Job (4 pods of 8 GPUs: 32, more than
+/// its ClusterQueue's 16 per flavor, so what the cohort lends is computed) labelled for
+/// LocalQueue `team-a`, whose ClusterQueue is in a cohort of [`QUEUE_COHORT`], and the same
+/// Job unlabelled, through the topology policy against the same cluster (the everyday Nodes
+/// and the queues). Both are accepted without a word.
+pub fn queue_scenarios() -> (Scenario, Scenario) {
+    let mut objects = everyday_nodes();
+    objects.extend(queue_cohort(QUEUE_COHORT));
+    let cluster = MemoryCluster::new(objects);
+    let unlabelled = everyday_gang_job();
+    let mut labelled = unlabelled.clone();
+    labelled["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = json!("team-a");
+    let scenario = |name: String, object: &Value| Scenario {
+        name,
+        policy: "topology",
+        payload: validate_payload("CREATE", object, None, &json!({})),
+        cluster: cluster.clone(),
+    };
+    (
+        scenario(format!("topology, Job labelled for a ClusterQueue in a cohort of {QUEUE_COHORT}"), &labelled),
+        scenario("topology, the same Job unlabelled (no queue lookups)".to_string(), &unlabelled),
+    )
+}
+
 /// The everyday runtime with 1 MiB of environment on its node container.
 pub fn huge_runtime() -> Value {
     let mut runtime = everyday_runtime();

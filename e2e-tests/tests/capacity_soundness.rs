@@ -13,12 +13,13 @@
 //! (the setting `capacityAddedTolerations`), and replica types of no pods whose templates may
 //! ask for anything.
 //!
-//! Queues, the same way: a Job or PyTorchJob with Kueue's queue label gets a LocalQueue and a
+//! Queues, the same way: a Job, PyTorchJob or TrainJob with Kueue's queue label gets a LocalQueue and a
 //! ClusterQueue that can admit it (the oracle assigns each pod set a flavor in each resource
 //! group and gives every flavor at least what it was assigned, counted as Kueue counts a pod
 //! set: its pods times what one pod asks; a resource no pod asks for may be left uncovered;
-//! sometimes a cohort, sometimes `pods` covered), and, with `queueCheck: deny`, no queue
-//! finding may be made either.
+//! sometimes a cohort, sometimes `pods` covered, sometimes crossed flavors that each hold all of
+//! one resource and none of the rest, which only a check that ignores Kueue's one flavor per
+//! resource group would count), and, with `queueCheck: deny`, no queue finding may be made either.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -490,6 +491,26 @@ fn queues(d: &mut Draw, pod_sets: &[PodSetDemand]) -> Vec<Value> {
             }
             flavor_objects.push(json!({"name": format!("flavor-{g}-{f}"), "resources": quotas}));
         }
+        // Crossed flavors, listed first: each holds all that is given of one of the group's
+        // resources and none of the others, so every resource fits some flavor, yet only the
+        // flavors given above hold a pod set's whole group.
+        if resources.len() > 1 && d.chance(30) {
+            for (i, r) in resources.iter().enumerate() {
+                let quotas: Vec<Value> = resources
+                    .iter()
+                    .map(|other| {
+                        let units = if other == r {
+                            given.iter().map(|(a, _)| a.get(r).copied().unwrap_or(0)).sum()
+                        } else {
+                            0
+                        };
+                        json!({"name": other.name(), "nominalQuota": other.allocatable(units)})
+                    })
+                    .chain(pods.then(|| json!({"name": "pods", "nominalQuota": "1000"})))
+                    .collect();
+                flavor_objects.insert(i, json!({"name": format!("crossed-{g}-{i}"), "resources": quotas}));
+            }
+        }
         let mut names: Vec<&str> = resources.iter().map(|r| r.name()).collect();
         if pods {
             names.push("pods");
@@ -518,7 +539,7 @@ fn scenario(choices: &[u32]) -> Scenario {
         0 => job(d, &mut nodes, how, &mut rc, &mut pod_sets),
         1 => pytorch_job(d, &mut nodes, how, &mut rc, &mut pod_sets),
         _ => {
-            let (job, runtime) = train_job(d, &mut nodes, how, &mut rc);
+            let (job, runtime) = train_job(d, &mut nodes, how, &mut rc, &mut pod_sets);
             rc.push(runtime);
             job
         }
@@ -526,7 +547,9 @@ fn scenario(choices: &[u32]) -> Scenario {
     if how == Toleration::Kueue {
         object["metadata"]["labels"] = json!({"kueue.x-k8s.io/queue-name": "team-a"});
     }
-    let mut settings = json!({"capacityCheck": "deny", "queueCheck": "deny"});
+    // Kueue managing the PyTorchJobs too (its shipped configuration leaves them off).
+    let frameworks = ["batch/job", "kubeflow.org/pytorchjob", "trainer.kubeflow.org/trainjob"];
+    let mut settings = json!({"capacityCheck": "deny", "queueCheck": "deny", "kueueFrameworks": frameworks});
     if how == Toleration::Setting {
         let taints: BTreeSet<(&str, &str, &str)> = nodes.iter().flat_map(|n| n.taints.iter().copied()).collect();
         let added: Vec<Value> =
@@ -535,8 +558,7 @@ fn scenario(choices: &[u32]) -> Scenario {
     }
     let mut cluster: Vec<Value> = nodes.iter().enumerate().map(|(i, n)| node_object(i, n, d)).collect();
     cluster.extend(rc);
-    // The queue check reads Jobs and Kubeflow jobs (not TrainJobs yet).
-    if how == Toleration::Kueue && kind < 2 {
+    if how == Toleration::Kueue {
         cluster.extend(queues(d, &pod_sets));
     }
     Scenario { object, cluster, settings }
@@ -642,7 +664,13 @@ fn pytorch_job(
 
 /// A TrainJob on a coscheduling runtime (torch, or MPI with or without the launcher as a
 /// node): every pod of the run placed at once, `resourcesPerNode` where Trainer merges it.
-fn train_job(d: &mut Draw, nodes: &mut [Node], how: Toleration, rc: &mut Vec<Value>) -> (Value, Value) {
+fn train_job(
+    d: &mut Draw,
+    nodes: &mut [Node],
+    how: Toleration,
+    rc: &mut Vec<Value>,
+    pod_sets: &mut Vec<PodSetDemand>,
+) -> (Value, Value) {
     let all: Vec<usize> = (0..nodes.len()).collect();
     let num_nodes = u64::from(d.below(4)) + 1;
     let gpus = Res::Gpu.amount(d);
@@ -664,6 +692,7 @@ fn train_job(d: &mut Draw, nodes: &mut [Node], how: Toleration, rc: &mut Vec<Val
         let on = targets(d, &all);
         place(&mut spec, &on, nodes, how, d, rc);
         put(nodes, &on, count, &units);
+        pod_sets.push((count, units.clone()));
         let mut template = json!({"spec": {"template": {"spec": spec}}});
         if trainer {
             template["metadata"] = json!({"labels": trainer_label});
@@ -757,6 +786,79 @@ fn the_oracle_builds_scenarios_the_rules_can_judge() {
     assert!(tight * 4 >= judged, "only {tight} of {judged} starved scenarios were found out: the oracle is too lax");
 }
 
+/// The quota field `text` in its units (millicores when it ends in `m`), and the suffix.
+fn quota_units(text: &str) -> (u128, &'static str) {
+    match text.strip_suffix('m') {
+        Some(n) => (n.parse().unwrap_or(0), "m"),
+        None => (text.parse().unwrap_or(0), ""),
+    }
+}
+
+/// The per-group check is not vacuous: outside a cohort, with crossed flavors added to every
+/// group of two or more resources (each holding all the group's flavors together give of one
+/// resource, so every resource fits some flavor and the workload fits all flavors together)
+/// and the other flavors cut to a third, pod sets that ask for more than one resource of a
+/// group are found out by `topology.queue-quota`'s one-flavor-per-group finding.
+#[test]
+fn the_group_check_finds_pod_sets_no_one_flavor_holds() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = proptest::collection::vec(any::<u32>(), 400);
+    let (mut judged, mut tight) = (0, 0);
+    for _ in 0..2000 {
+        let choices = strategy.new_tree(&mut runner).expect("choices").current();
+        let mut s = scenario(&choices);
+        let Some(cq) = s.cluster.iter_mut().find(|o| o["kind"] == "ClusterQueue") else { continue };
+        if cq["spec"].get("cohortName").is_some() {
+            continue;
+        }
+        let mut crossed = false;
+        for group in cq["spec"]["resourceGroups"].as_array_mut().into_iter().flatten() {
+            let covered: Vec<String> = group["coveredResources"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.as_str().filter(|r| *r != "pods").map(str::to_string))
+                .collect();
+            if covered.len() < 2 {
+                continue;
+            }
+            let Some(flavors) = group["flavors"].as_array_mut() else { continue };
+            let mut totals: BTreeMap<String, (u128, &str)> = BTreeMap::new();
+            for flavor in flavors.iter_mut() {
+                for quota in flavor["resources"].as_array_mut().into_iter().flatten() {
+                    let (n, suffix) = quota_units(quota["nominalQuota"].as_str().unwrap_or_default());
+                    let name = quota["name"].as_str().unwrap_or_default().to_string();
+                    totals.entry(name).or_insert((0, suffix)).0 += n;
+                    quota["nominalQuota"] = json!(format!("{}{suffix}", n / 3));
+                }
+            }
+            for (i, r) in covered.iter().enumerate() {
+                let quotas: Vec<Value> = totals
+                    .iter()
+                    .map(|(name, (n, suffix))| {
+                        let n = if name == r || name == "pods" { *n } else { 0 };
+                        json!({"name": name, "nominalQuota": format!("{n}{suffix}")})
+                    })
+                    .collect();
+                flavors.push(json!({"name": format!("crossed-{i}"), "resources": quotas}));
+            }
+            crossed = true;
+        }
+        if !crossed {
+            continue;
+        }
+        judged += 1;
+        let findings = queue_findings(&s);
+        tight += usize::from(findings.iter().any(|f| f.contains("one flavor for all of a resource group's resources")));
+        assert!(
+            findings.iter().all(|f| f.contains("one flavor for all") || f.contains("[topology.queue-resource]")),
+            "a crossed flavor holds each resource and all flavors together the workload: {findings:?}"
+        );
+    }
+    assert!(judged >= 50, "only {judged} scenarios had a group of two resources outside a cohort");
+    assert!(tight * 2 >= judged, "only {tight} of {judged} groups no one flavor holds were found out");
+}
+
 /// The queue oracle is not vacuous either: with every flavor's quota a third of what it was,
 /// some scenarios outside a cohort that asked for something are found out.
 #[test]
@@ -774,11 +876,7 @@ fn the_queue_oracle_builds_scenarios_the_rules_can_judge() {
         for group in cq["spec"]["resourceGroups"].as_array_mut().into_iter().flatten() {
             for flavor in group["flavors"].as_array_mut().into_iter().flatten() {
                 for quota in flavor["resources"].as_array_mut().into_iter().flatten() {
-                    let text = quota["nominalQuota"].as_str().unwrap_or_default();
-                    let (n, milli) = match text.strip_suffix('m') {
-                        Some(n) => (n.parse::<u128>().unwrap_or(0), "m"),
-                        None => (text.parse::<u128>().unwrap_or(0), ""),
-                    };
+                    let (n, milli) = quota_units(quota["nominalQuota"].as_str().unwrap_or_default());
                     quota["nominalQuota"] = json!(format!("{}{milli}", n / 3));
                 }
             }

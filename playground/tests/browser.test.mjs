@@ -241,6 +241,84 @@ ${node("gpu-a1", "rack-a")}${node("gpu-a2", "rack-a")}${node("gpu-b1", "rack-b")
   await context.close();
 });
 
+test("pasted Kueue queues: a Job no flavor of its ClusterQueue's resource group holds gets the exact queue-quota warning", async () => {
+  const { context, page, problems } = await open("/");
+  await firstVerdict(page);
+  await editorReady(page);
+  // A Cohort lending highmem CPUs, a ClusterQueue in it whose group has a memory flavor and a
+  // CPU flavor, its LocalQueue, and a Job of 2 pods of 8 CPUs and 64Gi (16 CPUs, 128Gi).
+  const manifests = (cohortCpus) => `apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: org}
+spec:
+  resourceGroups:
+    - coveredResources: [cpu, memory]
+      flavors:
+        - name: highmem
+          resources: [{name: cpu, nominalQuota: "${cohortCpus}"}, {name: memory, nominalQuota: "0"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: mem-cq}
+spec:
+  namespaceSelector: {}
+  cohortName: org
+  resourceGroups:
+    - coveredResources: [cpu, memory]
+      flavors:
+        - name: highmem
+          resources: [{name: cpu, nominalQuota: "8"}, {name: memory, nominalQuota: 1Ti}]
+        - name: highcpu
+          resources: [{name: cpu, nominalQuota: "64"}, {name: memory, nominalQuota: 64Gi}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: team-mem, namespace: ml}
+spec: {clusterQueue: mem-cq}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: preprocess
+  namespace: ml
+  labels: {kueue.x-k8s.io/queue-name: team-mem}
+spec:
+  parallelism: 2
+  completions: 2
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: preprocess
+          image: registry.example.com/preprocess:1.4
+          resources:
+            requests: {cpu: "8", memory: 64Gi}
+`;
+  // With 4 CPUs from the Cohort, highmem holds 12 of the 16 CPUs and highcpu 64Gi of the 128Gi.
+  let summary = await pasteManifests(page, manifests(4), { typed: false });
+  assert.match(summary, /^Every document is accepted\. 1 with warnings\. 1 document checked/, summary);
+  const text = await editorText(page);
+  const warning = page.locator("li.warning", { hasText: "topology.queue-quota" });
+  assert.equal(await warning.count(), 1);
+  assert.equal(
+    await warning.textContent(),
+    "warning topology.queue-quota spec.template.spec.containers[0].resources.requests[cpu]: " +
+      'ClusterQueue "mem-cq" (LocalQueue "team-mem") can never admit pod set "main": Kueue gives a pod set one flavor ' +
+      "for all of a resource group's resources (cpu, memory), and no flavor of the group can ever hold all that its 2 pods " +
+      'ask, with all that cohort "org" can lend it: flavor "highmem" at most 12 cpu of the 16 cpu they ask, flavor ' +
+      '"highcpu" at most 64Gi memory of the 128Gi memory they ask (Kueue: "insufficient quota for cpu in flavor highmem, ' +
+      '... > maximum capacity (12)"), so the job stays suspended ' +
+      `line ${lineOf(text, 'requests: {cpu: "8"')}`,
+  );
+  // With 8 CPUs from the Cohort, highmem holds all 16 CPUs and the 128Gi: no word.
+  summary = await pasteManifests(page, manifests(8), { typed: false });
+  assert.match(summary, /^Every document is accepted\. 1 document checked/, summary);
+  assert.equal(await page.locator("li.warning").count(), 0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("a setting is validated as typed and applied to the verdict", async () => {
   const { context, page } = await open("/");
   await firstVerdict(page);

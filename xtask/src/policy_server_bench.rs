@@ -1,8 +1,9 @@
 //! `cargo xtask policy-server-bench` (`make bench`, the policy-server part): the everyday
 //! requests of `payloads::request_scenarios()` through one real policy-server process serving
 //! every module and the baseline policy, against a test API server holding the everyday
-//! cluster (its Nodes and the claim sources the requests name, so every lookup finds its
-//! object).
+//! cluster (its Nodes, the claim sources the requests name, so every lookup finds its
+//! object, and the queue rows' ClusterQueues), and the queue rows of
+//! `payloads::queue_scenarios()`.
 //!
 //! ```text
 //! cargo xtask policy-server-bench [--connections C] [--seconds T] [--rounds R] [--check] [--write FILE]
@@ -227,6 +228,7 @@ fn bench_cluster() -> Vec<Value> {
         "metadata": {"name": "rdma-fabric", "namespace": "ml"},
         "spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "rdma.example.com"}}]}}}));
     objects.push(payloads::everyday_runtime());
+    objects.extend(payloads::queue_cohort(payloads::QUEUE_COHORT));
     objects
 }
 
@@ -504,7 +506,12 @@ pub fn run(args: &Args) -> Result<bool, String> {
     let modules = annotate_all(&kwctl, &policies, tmp.path())?;
 
     // One entry per (policy, settings) the scenarios use, with exactly those settings.
-    let scenarios = payloads::request_scenarios();
+    let mut scenarios = payloads::request_scenarios();
+    // The queue rows (issue 42): a labelled Job whose ClusterQueue is in a cohort, and the same
+    // Job unlabelled.
+    let (labelled, unlabelled) = payloads::queue_scenarios();
+    let queue_names = (labelled.name.clone(), unlabelled.name.clone());
+    scenarios.extend([labelled, unlabelled]);
     let mut manifests = vec![baseline_manifest(&modules["baseline"])];
     let mut entries: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut requests = Vec::new();
@@ -555,7 +562,7 @@ pub fn run(args: &Args) -> Result<bool, String> {
     let mut out = format!(
         "Measured by `make bench` (`policy-server-bench`): one policy-server 1.35 process (default worker count, \
          log level warn) serving every module and the baseline, its lookups answered by the test API server holding \
-         the {} everyday Nodes and the claim template and claim the requests name. Per row, {} rounds of {} s for the baseline and {} s for the policy (the order swaps \
+         the {} everyday Nodes, the claim template and claim the requests name and the queue rows' ClusterQueues. Per row, {} rounds of {} s for the baseline and {} s for the policy (the order swaps \
          every round) over {} keep-alive connections from a load generator on the same {}-core machine; every \
          answer's `allowed` is checked against the project's own host. Medians over the rounds; latency is the \
          policy's (the baseline's median in parentheses). The baseline is the trivial policy \
@@ -581,6 +588,13 @@ pub fn run(args: &Args) -> Result<bool, String> {
         out.push_str(&format!(
             "| {} | {} | {:.0} | {:.0} | {ratio:.2} | {:.2} ({:.2}) | {:.2} |\n",
             m.name, m.bytes, m.policy_rate, m.baseline_rate, m.median_ms, m.baseline_median_ms, m.p99_ms
+        ));
+    }
+    let rate = |name: &str| measured.iter().find(|m| m.name == name).map(|m| m.policy_rate);
+    if let (Some(l), Some(u)) = (rate(&queue_names.0), rate(&queue_names.1)) {
+        out.push_str(&format!(
+            "\nThe queue check: the labelled Job is served at {:.2} of the unlabelled Job's throughput.\n",
+            l / u
         ));
     }
     out.push_str(&format!(

@@ -71,7 +71,7 @@ const POD_MAKERS: &[&str] =
     &["Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob"];
 /// What a Kueue queue label is read on (a CronJob's job template's).
 const QUEUE_LABELLED: &[&str] =
-    &["Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob"];
+    &["Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob"];
 const JOBS_AND_TRAINJOB: &[&str] = &["TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob"];
 const JOBS_AND_RUNTIMES: &[&str] = &[
     "TFJob",

@@ -82,6 +82,8 @@ const CASES: &[&str] = &[
     "topology/pytorchjob-queue-pod-set-exceeds-warns", // a Kubeflow replica type against its largest flavor
     "topology/job-queue-cohort-quota-exceeded-warns", // a cohort: ClusterQueues, LocalQueues, Cohorts
     "topology/job-queue-cohort-tree-borrowing-limit-warns", // a Cohort tree with a Cohort's borrowingLimit
+    "topology/job-queue-group-no-flavor-fits-warns", // each resource fits some flavor, no flavor holds the group
+    "topology/trainjob-queue-quota-exceeded-warns", // a TrainJob's pod set, through its runtime's lookup
     // claims
     "claims/podgroup-direct-claim-accepted", // the ResourceClaim exists
     "claims/job-claims-accepted",            // 1.37 Job, its claim template exists

@@ -306,12 +306,7 @@ fn kueue_pod_sets(sets: &[kueue::PodSet], shapes: &[usize], d: &mut Demand) {
 /// (Trainer v2.3 `pkg/runtime/core/trainingruntime.go`); on a coscheduling or Volcano
 /// runtime, a gang of every one of them (the PodGroup's `minMember` counts them all).
 fn trainjob_demand(settings: &Settings, job: &TrainJob, runtime: &Runtime, d: &mut Demand) {
-    let rpn = job.spec.trainer.as_ref().and_then(|t| t.resources_per_node.as_ref());
-    let over = rpn.map(|resources| ContainerOverride {
-        container: trainer::NODE,
-        resources,
-        at: Path::new("spec").child("trainer").child("resourcesPerNode"),
-    });
+    let over = resources_per_node(job);
     let pod_sets: Vec<kueue::PodSet> =
         patch_pod_sets(job, Some(runtime)).into_iter().chain(runtime_pod_sets(runtime)).collect();
     let mut members = Vec::new();
@@ -360,8 +355,18 @@ fn trainjob_demand(settings: &Settings, job: &TrainJob, runtime: &Runtime, d: &m
     }
 }
 
+/// The TrainJob's `resourcesPerNode`, as Trainer merges it into a job's `node` container.
+pub(super) fn resources_per_node(job: &TrainJob) -> Option<ContainerOverride<'_>> {
+    let rpn = job.spec.trainer.as_ref().and_then(|t| t.resources_per_node.as_ref());
+    rpn.map(|resources| ContainerOverride {
+        container: trainer::NODE,
+        resources,
+        at: Path::new("spec").child("trainer").child("resourcesPerNode"),
+    })
+}
+
 /// Whether Trainer merges the TrainJob's `resourcesPerNode` into `job`'s `node` container.
-fn gets_resources_per_node(runtime: &Runtime, job: &trainer::ReplicatedJob) -> bool {
+pub(super) fn gets_resources_per_node(runtime: &Runtime, job: &trainer::ReplicatedJob) -> bool {
     let ml = runtime.spec.ml_policy.as_ref();
     let trainer_job = job.ancestor() == Some(trainer::ANCESTOR_TRAINER) && ml.is_some();
     let mpi_node = ml.is_some_and(|m| m.mpi.is_some() && m.runs_launcher_as_node()) && job.name == trainer::NODE;

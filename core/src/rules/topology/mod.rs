@@ -141,7 +141,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: QUEUE_QUOTA,
         catalogue: "queue (setting queueCheck)",
-        summary: "no pod set, nor the whole job, asks more than the ClusterQueue can ever give",
+        summary: "no pod set, nor the whole job, asks more than the ClusterQueue can ever give; some flavor of each resource group holds all of the group a pod set asks",
     },
 ];
 
@@ -174,6 +174,9 @@ pub struct Settings {
     /// LocalQueue and ClusterQueue exist, the quota can hold the pods): `off`, `warn` (the
     /// queue may be created after the job) or `deny`.
     pub queue_check: QueueCheck,
+    /// The frameworks the cluster's Kueue manages (its `integrations.frameworks`): a labelled
+    /// object of another kind gets no queue finding, since Kueue ignores its label.
+    pub kueue_frameworks: Vec<String>,
 }
 
 impl Default for Settings {
@@ -187,6 +190,7 @@ impl Default for Settings {
             capacity_ignored_resources: Vec::new(),
             capacity_added_tolerations: Vec::new(),
             queue_check: QueueCheck::Warn,
+            kueue_frameworks: queue::KUEUE_DEFAULT_FRAMEWORKS.iter().map(|f| f.to_string()).collect(),
         }
     }
 }
@@ -231,7 +235,7 @@ impl RuleSet for Topology {
                 return Err(format!("capacityAddedTolerations[{i}].{problem}"));
             }
         }
-        Ok(())
+        queue::validate_frameworks(&s.kueue_frameworks)
     }
 
     fn check(settings: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
@@ -293,7 +297,9 @@ impl RuleSet for Topology {
                 };
                 // Unchanged patches were checked when they were written; capacity is checked
                 // when the job is created (its trainer and runtime never change).
-                let capacity = old.is_none() && settings.capacity_check != CapacityCheck::Off;
+                // The queue check counts its pod sets too.
+                let queued = queue::queued(settings, review).is_some();
+                let capacity = old.is_none() && (settings.capacity_check != CapacityCheck::Off || queued);
                 let runtime = match old {
                     Some(old) if old.spec.runtime_patches == job.spec.runtime_patches => None,
                     _ => train_job_runtime(settings, job, &review.namespace, cluster, capacity, &mut v),
@@ -309,13 +315,14 @@ impl RuleSet for Topology {
         }
         let demand = capacity::demand(settings, review, trainjob_runtime.as_ref()).unwrap_or_default();
         check_nodes(settings, &lookups, demand, cluster, &mut v);
-        queue::check_queue(settings, review, cluster, &mut v);
+        queue::check_queue(settings, review, trainjob_runtime.as_ref(), cluster, &mut v);
         v
     }
 }
 
 /// The runtime a TrainJob runs on, looked up when a patch sets a Kueue topology annotation
-/// (it counts the pod sets a slice must fit) or for the capacity rules (its node template).
+/// (it counts the pod sets a slice must fit), or for the capacity or queue rules (its pod
+/// templates).
 /// A runtime that is missing is the runPolicy set's business.
 fn train_job_runtime(
     settings: &Settings,
@@ -339,8 +346,10 @@ fn train_job_runtime(
         Err(e) => {
             let (rule, why) = if annotated {
                 (KUEUE_SLICE, "to count the pod sets of the job's Kueue topology annotations")
-            } else {
+            } else if settings.capacity_check != CapacityCheck::Off {
                 (POD_FITS, "to check that the job's nodes fit the cluster")
+            } else {
+                (queue::QUEUE_QUOTA, "to count the pod sets its queue must admit")
             };
             let what = format!("{} {why}", lookup.what);
             v.lookup_failed(rule, Path::new("spec").child("runtimeRef"), &what, &e, settings.fail_on_lookup_error);

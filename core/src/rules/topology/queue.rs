@@ -6,15 +6,17 @@
 //!
 //! A finding is a proof, as for capacity: the demand is what the pods will ask (the
 //! capacity rules' request code, under-counted where in doubt), the supply what Kueue could
-//! ever give (over-counted where in doubt). A queue in a cohort gets no quota finding (what
-//! it may borrow depends on objects this check does not read); a cluster that does not
-//! serve Kueue's API, or has no ClusterQueue at all, gets no finding; a failed lookup is a
-//! warning (or a rejection with `failOnLookupError`), never a finding.
+//! ever give (over-counted where in doubt), with all its cohort tree can lend it. Kueue gives
+//! a pod set one flavor per resource group, so a pod set none of whose flavors can hold all
+//! it asks of a group is never admitted, though each resource alone fits some flavor. A
+//! cluster that does not serve Kueue's API, or has no ClusterQueue at all, gets no finding;
+//! a failed lookup is a warning (or a rejection with `failOnLookupError`), never a finding.
 
 use super::*;
 use crate::capacity::request::{Ask, pod_asks};
 use crate::quantity::{scheduler_units, show};
 use capacity::{CapacityCheck, KUEUE_QUEUE_LABEL, kueue_queue_name};
+use std::collections::HashSet;
 
 pub const QUEUE_LOCAL_QUEUE: &str = "topology.queue-local-queue";
 pub const QUEUE_CLUSTER_QUEUE: &str = "topology.queue-cluster-queue";
@@ -23,6 +25,103 @@ pub const QUEUE_RESOURCE: &str = "topology.queue-resource";
 
 /// Whether queue findings are reported, and how: the same three values as `capacityCheck`.
 pub type QueueCheck = CapacityCheck;
+
+/// Kueue's built-in integrations (v0.19.2 `jobframework`): the names `kueueFrameworks` may list,
+/// as Kueue's `integrations.frameworks` may.
+pub const KUEUE_FRAMEWORKS: [&str; 18] = [
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/jaxjob",
+    "workload.codeflare.dev/appwrapper",
+    "trainer.kubeflow.org/trainjob",
+    "sparkoperator.k8s.io/sparkapplication",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+];
+
+/// The frameworks Kueue's shipped configuration turns on (v0.19.2 manifests and Helm chart):
+/// the Kubeflow v1 kinds are left out there.
+pub const KUEUE_DEFAULT_FRAMEWORKS: [&str; 12] = [
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
+    "jobset.x-k8s.io/jobset",
+    "workload.codeflare.dev/appwrapper",
+    "trainer.kubeflow.org/trainjob",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+];
+
+/// The setting `kueueFrameworks`: at least one, each a Kueue framework, none twice.
+pub fn validate_frameworks(frameworks: &[String]) -> Result<(), String> {
+    if frameworks.is_empty() {
+        return Err("kueueFrameworks: must list at least one framework (Kueue itself reads an empty \
+                    integrations.frameworks as [\"batch/job\"])"
+            .into());
+    }
+    for (i, f) in frameworks.iter().enumerate() {
+        if !KUEUE_FRAMEWORKS.contains(&f.as_str()) {
+            let supported: Vec<String> = KUEUE_FRAMEWORKS.iter().map(|k| format!("{k:?}")).collect();
+            return Err(format!(
+                "kueueFrameworks[{i}]: Unsupported value: {f:?}: supported values: {}",
+                supported.join(", ")
+            ));
+        }
+        // Each earlier entry is a distinct known name: at most 18 comparisons.
+        if frameworks[..i].contains(f) {
+            return Err(format!("kueueFrameworks[{i}]: Duplicate value: {f:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// The Kueue framework that would manage the object under review; `None` for a kind Kueue
+/// has no integration for (the training operator's `kubeflow.org/v1` MPIJob: Kueue's
+/// `kubeflow.org/mpijob` is the MPI operator's v2beta1).
+fn framework(object: &Resource) -> Option<&'static str> {
+    use crate::kubeflow::JobKind;
+    match object {
+        Resource::BatchJob(_) => Some("batch/job"),
+        Resource::Kubeflow(job) if job.is_mpi_operator() => Some("kubeflow.org/mpijob"),
+        Resource::Kubeflow(job) => match job.kind {
+            JobKind::TFJob => Some("kubeflow.org/tfjob"),
+            JobKind::PyTorchJob => Some("kubeflow.org/pytorchjob"),
+            JobKind::JAXJob => Some("kubeflow.org/jaxjob"),
+            JobKind::PaddleJob => Some("kubeflow.org/paddlejob"),
+            JobKind::XGBoostJob => Some("kubeflow.org/xgboostjob"),
+            JobKind::MPIJob => None,
+        },
+        Resource::TrainJob(_) => Some("trainer.kubeflow.org/trainjob"),
+        _ => None,
+    }
+}
+
+/// The LocalQueue a new object Kueue manages names, when the queue check is on: labelled, and
+/// of a kind whose framework `kueueFrameworks` lists (elsewhere Kueue ignores the label).
+pub(super) fn queued<'r>(settings: &Settings, review: &'r Review) -> Option<&'r str> {
+    if settings.queue_check == CapacityCheck::Off || review.old_object.is_some() {
+        return None;
+    }
+    let framework = framework(&review.object)?;
+    if !settings.kueue_frameworks.iter().any(|f| f == framework) {
+        return None;
+    }
+    kueue_queue_name(review)
+}
 
 /// Kueue's API versions, the storage version (since Kueue 0.16) first; `v1beta1` is read
 /// where only it is served.
@@ -57,10 +156,10 @@ struct PodSet {
     asks: Vec<Ask>,
 }
 
-/// The pod sets of a Job (a CronJob's job template), a Kubeflow job or an MPIJob; `None` when
-/// they cannot be read (or the kind has none this check reads). A pod set whose requests
-/// cannot be read asks for nothing: no claim rests on it.
-fn pod_sets(review: &Review) -> Option<Vec<PodSet>> {
+/// The pod sets of a Job (a CronJob's job template), a Kubeflow job, an MPIJob or a TrainJob
+/// on `runtime`; `None` when they cannot be read (or the kind has none this check reads). A
+/// pod set whose requests cannot be read asks for nothing: no claim rests on it.
+fn pod_sets(review: &Review, runtime: Option<&Runtime>) -> Option<Vec<PodSet>> {
     let mut out = Vec::new();
     match &review.object {
         Resource::BatchJob(job) => {
@@ -85,6 +184,25 @@ fn pod_sets(review: &Review) -> Option<Vec<PodSet>> {
                     count: u64::try_from(count).unwrap_or(0),
                     asks,
                 });
+            }
+        }
+        Resource::TrainJob(job) => {
+            // One pod set per job of the JobSet Trainer builds from the runtime and the
+            // TrainJob (`numNodes`, `resourcesPerNode`), as the capacity rules read it.
+            let runtime = runtime?;
+            let over = capacity::resources_per_node(job);
+            let runtime_ref = Path::new("spec").child("runtimeRef");
+            for (set, rjob) in runtime.pod_sets(job.num_nodes()).iter().zip(runtime.jobs()) {
+                let path = Runtime::job_path(set.index).child("template").child("spec").child("template").child("spec");
+                let over = over.as_ref().filter(|_| capacity::gets_resources_per_node(runtime, rjob));
+                let spec = rjob.template.spec.template.spec.as_ref();
+                let mut asks = spec.and_then(|s| pod_asks(s, &path, over)).unwrap_or_default();
+                // What the runtime asks is reported at the reference to it, not at its own
+                // fields (which are not the TrainJob's).
+                for ask in asks.iter_mut().filter(|a| !a.at.as_str().starts_with("spec.trainer.")) {
+                    ask.at = runtime_ref.clone();
+                }
+                out.push(PodSet { name: rjob.name.clone(), count: u64::try_from(set.kueue_count).unwrap_or(0), asks });
             }
         }
         _ => return None,
@@ -352,14 +470,15 @@ fn list_items(cluster: &dyn Cluster, query: &Query) -> Result<Option<Vec<serde_j
 }
 
 /// The queue checks of a new object labelled `kueue.x-k8s.io/queue-name`.
-pub(super) fn check_queue(settings: &Settings, review: &Review, cluster: &dyn Cluster, v: &mut Verdict) {
-    if settings.queue_check == CapacityCheck::Off || review.old_object.is_some() {
-        return;
-    }
-    if !matches!(review.object, Resource::BatchJob(_) | Resource::Kubeflow(_)) {
-        return;
-    }
-    let Some(queue) = kueue_queue_name(review) else { return };
+/// `runtime`: a TrainJob's runtime, when it was found.
+pub(super) fn check_queue(
+    settings: &Settings,
+    review: &Review,
+    runtime: Option<&Runtime>,
+    cluster: &dyn Cluster,
+    v: &mut Verdict,
+) {
+    let Some(queue) = queued(settings, review) else { return };
     let at = label_path(review);
     let failed = |v: &mut Verdict, what: &str, e: &LookupError| {
         v.lookup_failed(QUEUE_LOCAL_QUEUE, at.clone(), what, e, settings.fail_on_lookup_error)
@@ -402,7 +521,7 @@ pub(super) fn check_queue(settings: &Settings, review: &Review, cluster: &dyn Cl
         );
         return report(settings, QUEUE_CLUSTER_QUEUE, at, BadValue::from(queue), message, v);
     };
-    let Some(sets) = pod_sets(review) else { return };
+    let Some(sets) = pod_sets(review, runtime) else { return };
     if ClusterQueue::read(cq).cohort.is_none() {
         let (tree, _) = Tree::build(vec![(true, cq_name, ClusterQueue::read(cq))]);
         return check_quota(settings, queue, &tree, 0, cq_name, None, &sets, v);
@@ -471,6 +590,7 @@ fn check_quota(
     // Workload totals by resource (in the order first asked), with where the first ask is.
     let mut totals: Vec<(String, u64, Path, bool)> = Vec::new();
     for set in sets.iter().filter(|s| s.count > 0) {
+        let mut set_reported = false;
         for ask in &set.asks {
             if !cq.covers(&ask.resource) {
                 // Reported once per resource, at its first ask.
@@ -515,9 +635,35 @@ fn check_quota(
                     show(r, largest),
                 );
                 report(settings, QUEUE_QUOTA, ask.at.clone(), BadValue::from(show(r, ask.units).as_str()), message, v);
+                set_reported = true;
                 if let Some(total) = totals.iter_mut().find(|(n, ..)| n == r) {
                     total.3 = true;
                 }
+            }
+        }
+        // Each resource fits some flavor, but maybe no flavor holds all of a group's at once.
+        if known && !set_reported {
+            for group in &cq.groups {
+                let Some(misfits) = group_misfits(tree, index, group, set) else { continue };
+                let (ask, ..) = misfits[0];
+                let r = &ask.resource;
+                let each: Vec<String> = misfits
+                    .iter()
+                    .map(|(a, f, demand, cap)| {
+                        let r = &a.resource;
+                        format!("flavor {f:?} at most {} {r} of the {} {r} they ask", show(r, *cap), show(r, *demand))
+                    })
+                    .collect();
+                let (_, flavor, _, cap) = misfits[0];
+                let message = format!(
+                    "{who} can never admit pod set {:?}: Kueue gives a pod set one flavor for all of a resource group's resources ({}), and no flavor of the group can ever hold all that its {} ask{where_}: {} (Kueue: \"insufficient quota for {r} in flavor {flavor}, ... > maximum capacity ({})\"), so the job stays suspended",
+                    set.name,
+                    group.covered.join(", "),
+                    plural(usize::try_from(set.count).unwrap_or(usize::MAX), "pod"),
+                    each.join(", "),
+                    show(r, cap),
+                );
+                report(settings, QUEUE_QUOTA, ask.at.clone(), BadValue::from(show(r, ask.units).as_str()), message, v);
             }
         }
     }
@@ -541,6 +687,51 @@ fn check_quota(
             report(settings, QUEUE_QUOTA, at, BadValue::from(show(&r, demand).as_str()), message, v);
         }
     }
+}
+
+/// Kueue gives a pod set one flavor per resource group (`fitsResourceQuota` in its flavor
+/// assigner): a flavor that cannot ever hold one of the group's resources the pod set asks for
+/// is no choice. When no flavor of `group` is a choice, each flavor with the first resource it
+/// cannot hold: the ask, the flavor, the pod set's demand and the flavor's maximum capacity.
+/// `None` when some flavor may hold it all, or a figure is unknown.
+fn group_misfits<'a>(
+    tree: &Tree,
+    index: usize,
+    group: &'a ResourceGroup,
+    set: &'a PodSet,
+) -> Option<Vec<(&'a Ask, &'a str, u64, u64)>> {
+    let asked: Vec<(&Ask, &Vec<(String, Quota)>)> = set
+        .asks
+        .iter()
+        .filter(|a| a.units > 0)
+        .filter_map(|a| Some((a, group.quotas.iter().find(|(r, _)| *r == a.resource).map(|(_, q)| q)?)))
+        .collect();
+    if asked.is_empty() {
+        return None;
+    }
+    // The group's flavors, in the order listed. Kueue requires every flavor to list every
+    // covered resource; one that does not is read as a possible choice.
+    let mut seen = HashSet::new();
+    let flavors: Vec<&str> =
+        group.quotas.iter().flat_map(|(_, q)| q).map(|(f, _)| f.as_str()).filter(|f| seen.insert(*f)).collect();
+    if flavors.is_empty() {
+        return None;
+    }
+    let mut misfits = Vec::with_capacity(flavors.len());
+    for flavor in flavors {
+        let mut misfit = None;
+        for (ask, quotas) in &asked {
+            quotas.iter().find(|(f, _)| f == flavor)?;
+            let demand = ask.units.saturating_mul(set.count);
+            let cap = tree.potential(index, flavor, &ask.resource, 0)?;
+            if demand > cap {
+                misfit = Some((*ask, flavor, demand, cap));
+                break;
+            }
+        }
+        misfits.push(misfit?);
+    }
+    Some(misfits)
 }
 
 #[cfg(test)]
