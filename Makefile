@@ -61,15 +61,16 @@ endef
 # its progress rather than a silent --quiet.
 demo: policies
 	@echo "==> building the waPC host that runs the modules (the first time compiles wasmtime: several minutes)"
-	$(CARGO) build --locked -p xtask
+	$(CARGO) build --locked -p xtask --features host
 	@echo "==> every example in examples/ through each policy and the bundle, with default settings"
 	$(CARGO_TARGET_DIR)/debug/xtask demo examples
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
 
+# --all-features: xtask's jobs that run modules (its `host` feature) too.
 lint:
-	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --locked --workspace --all-targets --all-features -- -D warnings
 
 # actionlint and zizmor over .github/workflows (installed by scripts/tools.sh).
 .PHONY: lint-workflows
@@ -133,7 +134,7 @@ BENCH_PROFILE ?= bench-host
 XTASK_BENCH := $(CARGO_TARGET_DIR)/$(if $(filter dev,$(BENCH_PROFILE)),debug,$(BENCH_PROFILE))/xtask
 bench: policies baseline-policy
 	$(CARGO) bench --locked -p gangwarden-core --bench native -- --warm-up-time 1 --measurement-time 3
-	$(CARGO) build --locked --profile $(BENCH_PROFILE) -p xtask
+	$(CARGO) build --locked --profile $(BENCH_PROFILE) -p xtask --features host
 	$(XTASK_BENCH) bench --runs $(BENCH_RUNS) --write BENCHMARKS.md
 	$(XTASK_BENCH) policy-server-bench --write BENCHMARKS.md
 
@@ -141,7 +142,7 @@ bench: policies baseline-policy
 # never fails a run but a regression does); part of `make test`. It runs on the e2e tests'
 # host build, whose slower instantiation flatters the per-request ratios a little.
 bench-check: policies baseline-policy
-	$(CARGO) build --locked -p xtask
+	$(CARGO) build --locked -p xtask --features host
 	$(CARGO_TARGET_DIR)/debug/xtask bench --runs 300 --check
 # --- end benchmarks ---
 
@@ -183,7 +184,7 @@ fuzz: tools
 ANNOTATED_DIRS := . $(POLICY_DIRS)
 
 packaging: policies
-	$(CARGO) xtask packaging
+	$(CARGO) xtask-host packaging
 
 # A warning from kwctl (a host capability used but not declared, or declared but unused)
 # fails the target.

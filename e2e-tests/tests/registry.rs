@@ -17,15 +17,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gangwarden_e2e_tests::case::Case;
-use gangwarden_e2e_tests::metadata::read_metadata;
-use gangwarden_e2e_tests::policy_server::{
+use gangwarden_harness::case::Case;
+use gangwarden_harness::metadata::read_metadata;
+use gangwarden_harness::policy_server::{
     Options, PolicyServer, TempDir, entry_id, judge, policies_yml_with, read_manifest, tool,
 };
-use gangwarden_e2e_tests::{POLICIES, deploy_manifest, repo_root};
+use gangwarden_harness::sign;
+use gangwarden_harness::{POLICIES, deploy_manifest, repo_root};
 use gangwarden_test_apiserver::client;
 use serde_json::Value;
-use xtask::sign;
 
 /// Debian's registry, serving a folder on 127.0.0.1, stopped when dropped.
 struct Registry {
@@ -201,7 +201,7 @@ fn published_modules_load_from_the_registry_and_signatures_are_checked() {
         .arg(format!("DIST={}", dist.display()))
         .env("KWCTL", &tools.kwctl))
     .unwrap();
-    let version = xtask::release::project_version().unwrap();
+    let version = gangwarden_harness::release::project_version().unwrap();
     for (name, _) in POLICIES {
         assert!(dist.join(format!("gangwarden-{name}-v{version}.wasm")).is_file(), "no {name} module in {dist:?}");
     }
@@ -214,7 +214,7 @@ fn published_modules_load_from_the_registry_and_signatures_are_checked() {
     let manifests: Vec<Value> =
         ["gang", "bundle"].iter().map(|p| read_manifest(&deploy_manifest(p)).unwrap()).collect();
     let to_local = |module: &str| -> Result<String, String> {
-        let policy = gangwarden_e2e_tests::policy_server::module_policy(module)?;
+        let policy = gangwarden_harness::policy_server::module_policy(module)?;
         Ok(local_reference(&registry, policy))
     };
     let policies = policies_yml_with(&manifests, to_local).unwrap();

@@ -1,7 +1,9 @@
 //! One version, checked: Cargo.toml, every metadata.yml and artifacthub-pkg.yml, the deploy/
 //! manifests and the READMEs state the same one (`cargo xtask release-check`).
 
-use xtask::release::{Mention, check, disagreements, mentions, mentions_in, project_version, versioned_files};
+use gangwarden_harness::release::{
+    Mention, check, disagreements, mentions, mentions_in, project_version, versioned_files,
+};
 
 #[test]
 fn every_file_states_the_project_version() {
@@ -10,7 +12,7 @@ fn every_file_states_the_project_version() {
     assert_eq!(disagreements(&all, &version), Vec::<String>::new());
     // No file is silently unread: each but the policy READMEs states the version somewhere.
     for path in versioned_files() {
-        let file = gangwarden_e2e_tests::metadata::shown(&path);
+        let file = gangwarden_harness::metadata::shown(&path);
         if file.starts_with("policies/") && file.ends_with("README.md") {
             continue;
         }
@@ -64,7 +66,7 @@ fn a_tag_of_another_version_is_refused_and_the_plan_names_what_is_published() {
 /// policy's README unchanged.
 #[test]
 fn the_artifacthub_tree_holds_each_package_under_its_own_name() {
-    let root = gangwarden_e2e_tests::repo_root();
+    let root = gangwarden_harness::repo_root();
     let out = std::env::temp_dir().join(format!("gangwarden-artifacthub-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let status = std::process::Command::new("make")

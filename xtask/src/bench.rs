@@ -1,9 +1,9 @@
-//! `cargo xtask bench` (`make bench`): what an admission request costs each built policy in the
+//! `cargo xtask-host bench` (`make bench`): what an admission request costs each built policy in the
 //! e2e host, against a trivial policy built from the same SDK (`e2e-tests/baseline-policy`), in
 //! one run.
 //!
 //! ```text
-//! cargo xtask bench [--runs N] [--check] [--write BENCHMARKS.md]
+//! cargo xtask-host bench [--runs N] [--check] [--write BENCHMARKS.md]
 //! ```
 //!
 //! Every timed request is what policy-server does per request: a fresh instance from the
@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use gangwarden_core::cluster::MemoryCluster;
-use gangwarden_e2e_tests::host::Policy;
-use gangwarden_e2e_tests::payloads::{self, Scenario};
-use gangwarden_e2e_tests::{POLICIES, repo_root};
+use gangwarden_harness::host::Policy;
+use gangwarden_harness::payloads::{self, Scenario};
+use gangwarden_harness::{POLICIES, repo_root};
 use serde_json::Value;
 
 const BEGIN: &str = "<!-- bench:begin -->";
@@ -333,7 +333,7 @@ pub fn run(runs: usize, check: bool, write: Option<PathBuf>) -> Result<bool, Str
     }
     println!("{out}");
     if let Some(file) = write {
-        xtask::write_between_markers(&file, BEGIN, END, &out)?;
+        gangwarden_harness::write_between_markers(&file, BEGIN, END, &out)?;
     }
     if check && !verdicts.broken_bars.is_empty() {
         eprintln!("bench-check failed:");
