@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use gangwarden_e2e_tests::corpus::{self, FileExpectation};
-use gangwarden_e2e_tests::repo_root;
+use gangwarden_harness::corpus::{self, FileExpectation};
+use gangwarden_harness::repo_root;
 use serde_json::{Value, json};
 
 fn gangwarden(args: &[&str]) -> Output {

@@ -13,7 +13,7 @@ use gangwarden_core::rules::topology::Topology;
 use std::hint::black_box;
 
 // The e2e bench's requests, shared as source so both measure the same bytes.
-#[path = "../../e2e-tests/src/payloads.rs"]
+#[path = "../../harness/src/payloads.rs"]
 #[allow(dead_code, reason = "the hostile payloads and large objects are used by the e2e side only")]
 mod payloads;
 

@@ -2,7 +2,6 @@
 //! waPC policies, the playground) only translate [`Response`] into their own shape.
 
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -10,23 +9,12 @@ use crate::cluster::{Cluster, NoLookups};
 use crate::review::{Reads, Review, ValidationPayload};
 use crate::verdict::Verdict;
 
+// Rule sets are defined next to the rules (which the engine runs, so they do not import it);
+// adapters name it here, with the entry points.
+pub use crate::rules::RuleSet;
+
 /// Rejections for payloads that cannot be read are cut to this many characters.
 pub const MAX_MESSAGE_CHARS: usize = 1024;
-
-/// One set of rules with its settings.
-pub trait RuleSet {
-    /// The name used in messages and in the bundle's settings.
-    const NAME: &'static str;
-    /// The kind families the rules read ([`crate::review::kinds`]); a policy module decodes
-    /// only those.
-    const KINDS: u32;
-    type Settings: DeserializeOwned + Default;
-
-    /// Checks that go beyond the settings' types (ranges, combinations).
-    fn validate_settings(settings: &Self::Settings) -> Result<(), String>;
-
-    fn check(settings: &Self::Settings, review: &Review, cluster: &dyn Cluster) -> Verdict;
-}
 
 /// The answer to one validation request, independent of how it is transported.
 #[derive(Clone, Debug, PartialEq)]

@@ -13,8 +13,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gangwarden_core::request::admission_request;
-use gangwarden_e2e_tests::policy_server::{missing, needed_tool};
-use gangwarden_e2e_tests::repo_root;
+use gangwarden_harness::policy_server::{missing, needed_tool};
+use gangwarden_harness::repo_root;
 use gangwarden_test_apiserver::realistic_node;
 use gangwarden_test_apiserver::{Call, TestApiServer, client};
 use serde_json::{Value, json};

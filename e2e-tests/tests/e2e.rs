@@ -3,9 +3,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use gangwarden_e2e_tests::case::{Case, case_files};
-use gangwarden_e2e_tests::host::Policy;
-use gangwarden_e2e_tests::{POLICIES, corpus, repo_root};
+use gangwarden_harness::case::{Case, case_files};
+use gangwarden_harness::host::Policy;
+use gangwarden_harness::{POLICIES, corpus, repo_root};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 /// Compiling a module takes a while; each policy is compiled once, on first use.

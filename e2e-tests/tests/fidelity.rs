@@ -12,9 +12,9 @@ use gangwarden_core::cluster::MemoryCluster;
 use gangwarden_core::request::{admission_request, resource_plural};
 use gangwarden_core::review::GroupVersionKind;
 use gangwarden_core::rules::catalog;
-use gangwarden_e2e_tests::case::{Case, case_files};
-use gangwarden_e2e_tests::host::Policy;
-use gangwarden_e2e_tests::{POLICIES, corpus, repo_root};
+use gangwarden_harness::case::{Case, case_files};
+use gangwarden_harness::host::Policy;
+use gangwarden_harness::{POLICIES, corpus, repo_root};
 use gangwarden_manifests::{Input, RuleSetName, RuleSetResult, SourceFile, check};
 use serde_json::{Value, json};
 

@@ -3,9 +3,9 @@
 //! items break a rule. How long each takes is measured by `make bench` / `make bench-check`.
 
 use gangwarden_core::request::resource_plural;
-use gangwarden_e2e_tests::host::Policy;
-use gangwarden_e2e_tests::payloads::{self, Answer};
-use gangwarden_e2e_tests::{POLICIES, metadata, repo_root};
+use gangwarden_harness::host::Policy;
+use gangwarden_harness::payloads::{self, Answer};
+use gangwarden_harness::{POLICIES, metadata, repo_root};
 use serde_json::Value;
 
 fn policies() -> Vec<Policy> {

@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 
 use gangwarden_core::request::resource_plural;
-use gangwarden_e2e_tests::POLICIES;
-use gangwarden_e2e_tests::case::Expect;
-use gangwarden_e2e_tests::host::admission_request;
-use gangwarden_e2e_tests::kwctl::{all_cases, export, parse_session};
+use gangwarden_harness::POLICIES;
+use gangwarden_harness::case::Expect;
+use gangwarden_harness::host::admission_request;
+use gangwarden_harness::kwctl::{all_cases, export, parse_session};
 use serde_json::Value;
 
 fn read_json(path: &PathBuf) -> Value {

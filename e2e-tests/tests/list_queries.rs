@@ -10,9 +10,9 @@
 use std::collections::BTreeSet;
 
 use gangwarden_core::cluster::MemoryCluster;
-use gangwarden_e2e_tests::host::{Policy, validate_payload};
-use gangwarden_e2e_tests::payloads;
-use gangwarden_e2e_tests::{POLICIES, repo_root};
+use gangwarden_harness::host::{Policy, validate_payload};
+use gangwarden_harness::payloads;
+use gangwarden_harness::{POLICIES, repo_root};
 use serde_json::json;
 
 const KEYS: usize = 200;

@@ -9,12 +9,12 @@ use std::sync::OnceLock;
 
 use gangwarden_core::cluster::MemoryCluster;
 use gangwarden_core::rules::ALL;
-use gangwarden_e2e_tests::host::{Policy, admission_request};
-use gangwarden_e2e_tests::kwctl::parse_session;
-use gangwarden_e2e_tests::metadata::{self, Metadata, Question};
-use gangwarden_e2e_tests::{POLICIES, deploy_manifest, repo_root};
+use gangwarden_harness::host::{Policy, admission_request};
+use gangwarden_harness::kwctl::parse_session;
+use gangwarden_harness::metadata::{self, Metadata, Question};
+use gangwarden_harness::packaging;
+use gangwarden_harness::{POLICIES, deploy_manifest, repo_root};
 use serde_json::{Value, json};
-use xtask::packaging;
 
 fn yaml(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

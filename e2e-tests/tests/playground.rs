@@ -8,12 +8,12 @@
 use std::sync::{Arc, OnceLock};
 
 use gangwarden_core::cluster::MemoryCluster;
-use gangwarden_e2e_tests::case::{Case, case_files};
-use gangwarden_e2e_tests::host::Policy;
-use gangwarden_e2e_tests::{POLICIES, corpus, repo_root};
+use gangwarden_harness::case::{Case, case_files};
+use gangwarden_harness::host::Policy;
+use gangwarden_harness::playground::{State, case_state, engine_input, rule_set_of};
+use gangwarden_harness::{POLICIES, corpus, repo_root};
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{Value, json};
-use xtask::playground::{State, case_state, engine_input, rule_set_of};
 
 type Shared = Arc<OnceLock<Result<Policy, String>>>;
 
@@ -113,7 +113,7 @@ fn check_patch(doc: &Value, results: &[Value]) -> Result<(), String> {
 
 /// How the bundle names a rule set's settings error (`invalid bundle settings: gang.<detail>`).
 fn bundle_settings_message(message: &str) -> String {
-    for (key, _) in xtask::playground::RULE_SETS {
+    for (key, _) in gangwarden_harness::playground::RULE_SETS {
         if let Some(detail) = message.strip_prefix(&format!("invalid {key} settings: ")) {
             return format!("invalid bundle settings: {key}.{detail}");
         }

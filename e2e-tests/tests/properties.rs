@@ -12,8 +12,8 @@ use gangwarden_core::rules::claims::Claims;
 use gangwarden_core::rules::gang::Gang;
 use gangwarden_core::rules::run_policy::RunPolicyRules;
 use gangwarden_core::rules::topology::Topology;
-use gangwarden_e2e_tests::host::Policy;
-use gangwarden_e2e_tests::repo_root;
+use gangwarden_harness::host::Policy;
+use gangwarden_harness::repo_root;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -119,7 +119,7 @@ fn payload(operation: &str, object: &Value, old: Option<&Value>, settings: &Valu
 }
 
 fn cluster() -> MemoryCluster {
-    MemoryCluster::new(gangwarden_e2e_tests::payloads::everyday_nodes())
+    MemoryCluster::new(gangwarden_harness::payloads::everyday_nodes())
 }
 
 /// The violations of a response, one per entry (the message joins them with "; ").

@@ -17,15 +17,15 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gangwarden_e2e_tests::case::Case;
-use gangwarden_e2e_tests::metadata::read_metadata;
-use gangwarden_e2e_tests::policy_server::{
+use gangwarden_harness::case::Case;
+use gangwarden_harness::metadata::read_metadata;
+use gangwarden_harness::policy_server::{
     Options, PolicyServer, TempDir, entry_id, judge, missing, policies_yml_with, read_manifest, tool,
 };
-use gangwarden_e2e_tests::registry::{Registry, trust_config};
-use gangwarden_e2e_tests::{POLICIES, deploy_manifest, repo_root};
+use gangwarden_harness::registry::{Registry, trust_config};
+use gangwarden_harness::sign;
+use gangwarden_harness::{POLICIES, deploy_manifest, repo_root};
 use serde_json::Value;
-use xtask::sign;
 
 struct Tools {
     registry: PathBuf,
@@ -97,7 +97,7 @@ fn published_modules_load_from_the_registry_and_signatures_are_checked() {
     for (name, _) in POLICIES {
         let reference = local_reference(&registry, name);
         // make publish says what it pushes, and kwctl the immutable reference it pushed to.
-        let module = format!("gangwarden-{name}-v{}.wasm", xtask::release::project_version().unwrap());
+        let module = format!("gangwarden-{name}-v{}.wasm", gangwarden_harness::release::project_version().unwrap());
         assert!(published.contains(&format!("{module} {reference}\n")), "{published}");
         let repository = reference.trim_start_matches("registry://").rsplit_once(':').unwrap().0;
         assert!(published.contains(&format!("{{\"immutable_ref\":\"{repository}@sha256:")), "{published}");
@@ -136,7 +136,7 @@ fn published_modules_load_from_the_registry_and_signatures_are_checked() {
         .arg(format!("DIST={}", dist.display()))
         .env("KWCTL", &tools.kwctl))
     .unwrap();
-    let version = xtask::release::project_version().unwrap();
+    let version = gangwarden_harness::release::project_version().unwrap();
     for (name, _) in POLICIES {
         assert!(dist.join(format!("gangwarden-{name}-v{version}.wasm")).is_file(), "no {name} module in {dist:?}");
     }
@@ -150,7 +150,7 @@ fn published_modules_load_from_the_registry_and_signatures_are_checked() {
     let manifests: Vec<Value> =
         ["gang", "bundle"].iter().map(|p| read_manifest(&deploy_manifest(p)).unwrap()).collect();
     let to_local = |module: &str| -> Result<String, String> {
-        let policy = gangwarden_e2e_tests::policy_server::module_policy(module)?;
+        let policy = gangwarden_harness::policy_server::module_policy(module)?;
         Ok(local_reference(&registry, policy))
     };
     let policies = policies_yml_with(&manifests, to_local).unwrap();

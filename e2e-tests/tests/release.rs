@@ -1,7 +1,9 @@
 //! One version, checked: Cargo.toml, every metadata.yml and artifacthub-pkg.yml, the deploy/
 //! manifests and the READMEs state the same one (`cargo xtask release-check`).
 
-use xtask::release::{Mention, check, disagreements, mentions, mentions_in, project_version, versioned_files};
+use gangwarden_harness::release::{
+    Mention, check, disagreements, mentions, mentions_in, project_version, versioned_files,
+};
 
 #[test]
 fn every_file_states_the_project_version() {
@@ -10,7 +12,7 @@ fn every_file_states_the_project_version() {
     assert_eq!(disagreements(&all, &version), Vec::<String>::new());
     // No file is silently unread: each but the policy READMEs states the version somewhere.
     for path in versioned_files() {
-        let file = gangwarden_e2e_tests::metadata::shown(&path);
+        let file = gangwarden_harness::metadata::shown(&path);
         if file.starts_with("policies/") && file.ends_with("README.md") {
             continue;
         }

@@ -18,10 +18,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gangwarden_e2e_tests::metadata::read_metadata;
-use gangwarden_e2e_tests::policy_server::{TempDir, missing, needed_tool};
-use gangwarden_e2e_tests::registry::{Registry, trust_config};
-use gangwarden_e2e_tests::{POLICIES, repo_root};
+use gangwarden_harness::metadata::read_metadata;
+use gangwarden_harness::policy_server::{TempDir, missing, needed_tool};
+use gangwarden_harness::registry::{Registry, trust_config};
+use gangwarden_harness::{POLICIES, repo_root};
 use serde_json::Value;
 
 const TEST: &str = "release-dry-run";

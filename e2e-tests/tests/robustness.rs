@@ -11,10 +11,10 @@ use gangwarden_core::cluster::MemoryCluster;
 use gangwarden_core::engine::{Response, evaluate};
 use gangwarden_core::request::admission_request;
 use gangwarden_core::rules::bundle::Bundle;
-use gangwarden_e2e_tests::case::{Case, case_files};
-use gangwarden_e2e_tests::corpus;
-use gangwarden_e2e_tests::host::Policy;
-use gangwarden_e2e_tests::{POLICIES, repo_root};
+use gangwarden_harness::case::{Case, case_files};
+use gangwarden_harness::corpus;
+use gangwarden_harness::host::Policy;
+use gangwarden_harness::{POLICIES, repo_root};
 use serde_json::{Value, json};
 
 fn replacements() -> Vec<Value> {

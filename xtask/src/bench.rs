@@ -1,9 +1,9 @@
-//! `cargo xtask bench` (`make bench`): what an admission request costs each built policy in the
+//! `cargo xtask-host bench` (`make bench`): what an admission request costs each built policy in the
 //! e2e host, against a trivial policy built from the same SDK (`e2e-tests/baseline-policy`), in
 //! one run.
 //!
 //! ```text
-//! cargo xtask bench [--runs N] [--check] [--write BENCHMARKS.md]
+//! cargo xtask-host bench [--runs N] [--check] [--write BENCHMARKS.md]
 //! ```
 //!
 //! Every timed request is what policy-server does per request: a fresh instance from the
@@ -16,43 +16,83 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use gangwarden_core::cluster::MemoryCluster;
-use gangwarden_e2e_tests::host::Policy;
-use gangwarden_e2e_tests::payloads::{self, Scenario};
-use gangwarden_e2e_tests::{POLICIES, repo_root};
+use gangwarden_harness::host::Policy;
+use gangwarden_harness::payloads::{self, Scenario};
+use gangwarden_harness::{POLICIES, repo_root};
 use serde_json::Value;
 
 const BEGIN: &str = "<!-- bench:begin -->";
 const END: &str = "<!-- bench:end -->";
 
-/// Targets from issue 11 (the Node lookup's from issue 25: up to 5,000 Nodes, and 15,000), and
-/// the looser bars CI holds every run to.
-struct Bars {
-    capacity_ratio: (f64, f64),
-    single_ratio: (f64, f64),
-    bundle_ratio: (f64, f64),
-    large_ms: (f64, f64),
-    nodes_ms: (f64, f64),
-    many_nodes_ms: (f64, f64),
-    single_kb: (f64, f64),
-    bundle_kb: (f64, f64),
+/// One measure's target (issue 11's; the Node lookup's from issue 25; the capacity rules' from
+/// issue 30) and the noise margin a run may exceed it by: `--check` fails above
+/// `value × (1 + margin)`, the CI bar. BENCHMARKS.md's targets block is generated from these
+/// (`--write`), and `--check` fails when it says anything else.
+#[derive(Clone, Copy)]
+struct Target {
+    value: f64,
+    margin: f64,
+    unit: &'static str,
 }
 
-const BARS: Bars = Bars {
-    capacity_ratio: (payloads::CAPACITY_RATIO, 2.0),
-    single_ratio: (1.2, 1.5),
-    bundle_ratio: (1.5, 2.0),
-    large_ms: (50.0, 200.0),
-    nodes_ms: (10.0, 40.0),
-    many_nodes_ms: (30.0, 120.0),
-    single_kb: (700.0, 900.0),
-    // Raised from 1,024 KB for the Kubernetes 1.38 and Kueue queue rules (+~40 KB), after buying
-    // back 25 KB (Kubeflow elastic `metrics` kept as JSON, not a typed HPA decoder). The next
-    // bytes to buy back are in `track`'s per-type decoders (~250 KB of the bundle, `twiggy`).
-    bundle_kb: (850.0, 1040.0),
-};
+impl Target {
+    fn bar(&self) -> f64 {
+        self.value * (1.0 + self.margin)
+    }
+}
+
+/// The noise of a ratio to the baseline (medians of the same run, requests alternating) on
+/// the optimised host: over six runs of `--runs 300` on the 2-core machine shared with other
+/// builds (load average 6 to 13), no row's ratio moved more than ±2.1 % from its mean; the
+/// margin is more than twice that.
+const RATIO_NOISE: f64 = 0.05;
+/// A gang no rack holds against the whole Node list read without the capacity rules: a ratio
+/// of two rows' fastest requests, not alternated, so noisier: 1.16–1.27× over three runs.
+const CAPACITY_NOISE: f64 = 0.15;
+/// Absolute times move with the machine's load, as a ratio does not. The large payloads and
+/// the Node lookups are judged on their fastest request (see [`Stats::min`]); over three runs
+/// the fastest still moved by up to ±35 % (a run under heavy load took 1.5 times a quiet one).
+const TIME_NOISE: f64 = 0.5;
+
+const SINGLE_RATIO: Target = Target { value: 1.2, margin: RATIO_NOISE, unit: "×" };
+const BUNDLE_RATIO: Target = Target { value: 1.5, margin: RATIO_NOISE, unit: "×" };
+const CAPACITY_RATIO: Target = Target { value: payloads::CAPACITY_RATIO, margin: CAPACITY_NOISE, unit: "×" };
+const LARGE_MS: Target = Target { value: 50.0, margin: TIME_NOISE, unit: " ms" };
+const NODES_MS: Target = Target { value: 10.0, margin: TIME_NOISE, unit: " ms" };
+const MANY_NODES_MS: Target = Target { value: 30.0, margin: TIME_NOISE, unit: " ms" };
+/// Sizes do not vary from run to run: no margin.
+const SINGLE_KB: Target = Target { value: 700.0, margin: 0.0, unit: " KB" };
+const BUNDLE_KB: Target = Target { value: 850.0, margin: 0.0, unit: " KB" };
+
+/// Targets not met today, by row: each is held to a bar of its own, just above what it
+/// measures, so that a regression still fails; BENCHMARKS.md lists them as not met. Remove a
+/// row's entry once it meets its target.
+const KNOWN_MISSES: &[(&str, f64, &str)] = &[
+    // Ratios: the highest of three runs plus the noise margin.
+    (
+        "topology, TrainJob (runtime lookup)",
+        1.75,
+        "reads the runtime, then the Node list for the capacity rules, and counts the runtime's pod sets twice",
+    ),
+    ("bundle, TrainJob (runtime lookup)", 2.1, "the same runtime and Node list reads, and every other rule set"),
+    ("run-policy, TrainJob (runtime lookup)", 1.35, "the runtime lookup and decoding its answer (not profiled yet)"),
+    (
+        "topology, Job labelled for a ClusterQueue in a cohort of 50 vs unlabelled",
+        2.7,
+        "three more lists (ClusterQueues, LocalQueues, Cohorts) and 50 ClusterQueues read from JSON",
+    ),
+    // Module sizes: the size budgets (do not raise them).
+    ("gang size", 900.0, "the metadata rules (issue 24) and the 1.37/1.38 kinds"),
+    ("topology size", 900.0, "the capacity rules (issue 30, about 110 KB)"),
+    ("bundle size", 1040.0, "the capacity rules and the Kueue queue rules (issue 42)"),
+];
 
 #[derive(Clone, Copy)]
 struct Stats {
+    /// The fastest request: what the absolute-time rows are judged on (load on a shared
+    /// machine only ever adds time, and their medians of a few requests moved by up to ±60 %
+    /// between runs, the fastest by up to ±35 %; see [`TIME_NOISE`]).
+    min: Duration,
     median: Duration,
     p99: Duration,
 }
@@ -60,7 +100,7 @@ struct Stats {
 fn stats(mut times: Vec<Duration>) -> Stats {
     times.sort();
     let at = |q: f64| times.get(((times.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or_default();
-    Stats { median: at(0.5), p99: at(0.99) }
+    Stats { min: at(0.0), median: at(0.5), p99: at(0.99) }
 }
 
 fn us(d: Duration) -> String {
@@ -71,25 +111,84 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// One verdict line of the report: its target and its CI bar, met or not.
+/// The verdicts of a run: each row against its target and its CI bar.
 struct Verdicts {
     missed_targets: Vec<String>,
     broken_bars: Vec<String>,
 }
 
 impl Verdicts {
-    /// "met" / "NOT met", remembering what missed.
-    fn judge(&mut self, what: &str, value: f64, (target, bar): (f64, f64), unit: &str) -> String {
+    /// "met" / "NOT met" with the bar it is held to, remembering what missed.
+    fn judge(&mut self, what: &str, value: f64, target: Target) -> String {
+        let unit = target.unit;
+        let known = KNOWN_MISSES.iter().find(|(row, _, _)| *row == what);
+        let bar = known.map_or(target.bar(), |(_, bar, _)| *bar);
+        let bar_text = format!("{}{unit}", shown_bar(bar));
         if value > bar {
-            self.broken_bars.push(format!("{what}: {value:.2}{unit} > CI bar {bar}{unit}"));
+            self.broken_bars.push(format!("{what}: {value:.2}{unit} > CI bar {bar_text}"));
         }
-        if value <= target {
-            format!("≤ {target}{unit}: met")
-        } else {
-            self.missed_targets.push(format!("{what}: {value:.2}{unit} > target {target}{unit}"));
-            format!("≤ {target}{unit}: **NOT met** (CI bar {bar}{unit})")
+        let goal = format!("≤ {}{unit}", target.value);
+        match known {
+            _ if value <= target.value => format!("{goal}: met (bar {bar_text})"),
+            None => {
+                self.missed_targets.push(format!("{what}: {value:.2}{unit} > target {}{unit}", target.value));
+                format!("{goal}: **NOT met**, within the noise margin (bar {bar_text})")
+            }
+            Some((_, _, why)) => {
+                self.missed_targets.push(format!(
+                    "{what}: {value:.2}{unit} > target {}{unit} (known: {why}; held to {bar_text})",
+                    target.value
+                ));
+                format!("{goal}: **NOT met**, known (held to {bar_text})")
+            }
         }
     }
+}
+
+/// A bar as the tables print it: at most three decimals, no trailing zeros.
+fn shown_bar(x: f64) -> String {
+    let text = format!("{x:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+const TARGETS_BEGIN: &str = "<!-- bench-targets:begin -->";
+const TARGETS_END: &str = "<!-- bench-targets:end -->";
+
+/// The targets and CI bars as BENCHMARKS.md states them (between the bench-targets markers).
+fn targets_block() -> String {
+    let mut out = String::from(
+        "Targets and CI bars, as `xtask/src/bench.rs` holds them (`make bench-check`, part of `make test`, fails \
+         above a bar). A bar is the target plus the noise margin measured on this machine; a target not met today is \
+         held to a bar of its own just above what it measures.\n\n| measure | target | noise margin | CI bar |\n\
+         |---|---|---|---|\n",
+    );
+    let rows = [
+        ("a single policy, per request, against the baseline", SINGLE_RATIO),
+        ("the bundle, per request, against the baseline", BUNDLE_RATIO),
+        ("a large or hostile payload through the bundle (fastest request)", LARGE_MS),
+        ("the topology Node lookup, up to 5,000 Nodes (fastest request)", NODES_MS),
+        ("the topology Node lookup, 15,000 Nodes (fastest request)", MANY_NODES_MS),
+        ("a gang no rack holds, against the same Node list without the capacity rules", CAPACITY_RATIO),
+        ("a Job in a Kueue queue (cohort of 50 ClusterQueues), against the same Job unlabelled", QUEUE_RATIO),
+        ("a single policy's module", SINGLE_KB),
+        ("the bundle's module", BUNDLE_KB),
+    ];
+    for (what, t) in rows {
+        out.push_str(&format!(
+            "| {what} | ≤ {}{} | {:.0} % | {}{} |\n",
+            t.value,
+            t.unit,
+            t.margin * 100.0,
+            shown_bar(t.bar()),
+            t.unit
+        ));
+    }
+    out.push_str("\nNot met today, each held to its own bar until it is:\n\n| row | CI bar | why |\n|---|---|---|\n");
+    for (row, bar, why) in KNOWN_MISSES {
+        let unit = if row.ends_with(" size") { " KB" } else { "×" };
+        out.push_str(&format!("| {row} | {}{unit} | {why} |\n", shown_bar(*bar)));
+    }
+    out
 }
 
 struct Loaded {
@@ -138,6 +237,13 @@ fn native_cell(id: &str) -> String {
 /// Runs every row; `Ok(false)` when `check` is set and a CI bar is exceeded.
 pub fn run(runs: usize, check: bool, write: Option<PathBuf>) -> Result<bool, String> {
     let root = repo_root();
+    // The bars hold the optimised host's ratios: the dev profile's slower instantiation
+    // dilutes every ratio, so a check there would pass what the optimised host fails.
+    if check && cfg!(debug_assertions) {
+        return Err(
+            "--check judges the optimised host: build xtask with `--profile bench-host` (make bench-check does)".into(),
+        );
+    }
     let baseline = load("baseline", &root.join("e2e-tests").join("baseline-policy"))?;
     let policies: Vec<Loaded> =
         POLICIES.iter().map(|(name, dir)| load(name, &root.join(dir))).collect::<Result<_, _>>()?;
@@ -211,8 +317,8 @@ pub fn run(runs: usize, check: bool, write: Option<PathBuf>) -> Result<bool, Str
         let (p, pc, b, bc) = (stats(p), stats(pc), stats(b), stats(bc));
         let ratio = p.median.as_secs_f64() / b.median.as_secs_f64();
         let call_ratio = pc.median.as_secs_f64() / bc.median.as_secs_f64();
-        let bar = if s.policy == "bundle" { BARS.bundle_ratio } else { BARS.single_ratio };
-        let verdict = verdicts.judge(&s.name, ratio, bar, "×");
+        let target = if s.policy == "bundle" { BUNDLE_RATIO } else { SINGLE_RATIO };
+        let verdict = verdicts.judge(&s.name, ratio, target);
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {ratio:.2}× | {} ({}) | {call_ratio:.2}× | {} | {verdict} |\n",
             s.name,
@@ -230,9 +336,10 @@ pub fn run(runs: usize, check: bool, write: Option<PathBuf>) -> Result<bool, Str
 
     let large_runs = (runs / 60).max(3);
     out.push_str(&format!(
-        "\nLarge and deep payloads through the bundle (every rule set), median of {large_runs} requests; the baseline \
-         reads a Pod of the same size.\n\n| request | bytes | median ms | max ms | baseline ms | answer | target |\n\
-         |---|---|---|---|---|---|---|\n"
+        "\nLarge and deep payloads through the bundle (every rule set), {large_runs} requests each; the baseline \
+         reads a Pod of the same size. Judged on the fastest request: load on the shared machine only adds time, \
+         and medians of a few requests moved by up to ±60 % between runs.\n\n| request | bytes | fastest ms | \
+         median ms | max ms | baseline ms | answer | target |\n|---|---|---|---|---|---|---|---|\n"
     ));
     let mut large: Vec<Scenario> = payloads::large_scenarios();
     large.extend(payloads::hostile_payloads().into_iter().map(|h| Scenario {
@@ -254,13 +361,12 @@ pub fn run(runs: usize, check: bool, write: Option<PathBuf>) -> Result<bool, Str
         }
         let max = p.iter().max().copied().unwrap_or_default();
         let (p, b) = (stats(p), stats(b));
-        // Judged on the median, like every other row: the maximum of a few runs on a shared
-        // machine measures its neighbours as much as the policy.
-        let verdict = verdicts.judge(&s.name, ms(p.median), BARS.large_ms, " ms");
+        let verdict = verdicts.judge(&s.name, ms(p.min), LARGE_MS);
         out.push_str(&format!(
-            "| {} | {} | {:.1} | {:.1} | {:.1} | {} | {verdict} |\n",
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {verdict} |\n",
             s.name,
             s.payload.len(),
+            ms(p.min),
             ms(p.median),
             ms(max),
             ms(b.median),
@@ -269,12 +375,12 @@ pub fn run(runs: usize, check: bool, write: Option<PathBuf>) -> Result<bool, Str
     }
 
     out.push_str(&format!(
-        "\nThe topology Node lookup (median of {large_runs}), answered as policy-server 1.35 answers it: every \
+        "\nThe topology Node lookup ({large_runs} requests each, judged on the fastest as above), answered as policy-server 1.35 answers it: every \
          Node (one list whatever the request asks, no selector), each Node's body pruned to the field masks and its \
          `metadata` whole, managedFields emptied. As above, the time is the policy's: the host building the \
          answer is left out (policy-server's own work on the call is measured in its table below). A row with \
          a ratio is held to {}× of the row above it: the same whole Node list read without the capacity rules.\n\n\
-         | request | median ms | host answer bytes | ratio | target |\n|---|---|---|---|---|\n",
+         | request | fastest ms | median ms | host answer bytes | ratio | target |\n|---|---|---|---|---|---|\n",
         payloads::CAPACITY_RATIO
     ));
     let mut medians: Vec<f64> = Vec::new();
@@ -294,21 +400,23 @@ pub fn run(runs: usize, check: bool, write: Option<PathBuf>) -> Result<bool, Str
                 .sum::<usize>();
         }
         let p = stats(p);
-        medians.push(ms(p.median));
-        let bars = if row.nodes <= payloads::NODES_AT_FIRST_TARGET { BARS.nodes_ms } else { BARS.many_nodes_ms };
-        let mut verdict = if row.judged {
-            verdicts.judge(&s.name, ms(p.median), bars, " ms")
-        } else {
-            "(for comparison)".to_string()
-        };
+        medians.push(ms(p.min));
+        let target = if row.nodes <= payloads::NODES_AT_FIRST_TARGET { NODES_MS } else { MANY_NODES_MS };
+        let mut verdict =
+            if row.judged { verdicts.judge(&s.name, ms(p.min), target) } else { "(for comparison)".to_string() };
         let mut ratio = "–".to_string();
         if let Some(of) = row.compared_to.and_then(|i| medians.get(i)).filter(|m| **m > 0.0) {
-            let r = ms(p.median) / of;
+            let r = ms(p.min) / of;
             ratio = format!("{r:.2}×");
-            let judged = verdicts.judge(&format!("{} vs without capacity", s.name), r, BARS.capacity_ratio, "×");
+            let judged = verdicts.judge(&format!("{} vs without capacity", s.name), r, CAPACITY_RATIO);
             verdict = if row.judged { format!("{verdict}; {judged}") } else { judged };
         }
-        out.push_str(&format!("| {} | {:.1} | {answer_bytes} | {ratio} | {verdict} |\n", s.name, ms(p.median)));
+        out.push_str(&format!(
+            "| {} | {:.1} | {:.1} | {answer_bytes} | {ratio} | {verdict} |\n",
+            s.name,
+            ms(p.min),
+            ms(p.median)
+        ));
     }
 
     out.push_str(
@@ -319,8 +427,8 @@ pub fn run(runs: usize, check: bool, write: Option<PathBuf>) -> Result<bool, Str
         let kb = loaded.bytes as f64 / 1024.0;
         let verdict = match loaded.name.as_str() {
             "baseline" => "(yardstick)".to_string(),
-            "bundle" => verdicts.judge("bundle size", kb, BARS.bundle_kb, " KB"),
-            name => verdicts.judge(&format!("{name} size"), kb, BARS.single_kb, " KB"),
+            "bundle" => verdicts.judge("bundle size", kb, BUNDLE_KB),
+            name => verdicts.judge(&format!("{name} size"), kb, SINGLE_KB),
         };
         out.push_str(&format!("| {} | {kb:.0} | {:.0} | {verdict} |\n", loaded.name, ms(loaded.compile)));
     }
@@ -335,7 +443,21 @@ pub fn run(runs: usize, check: bool, write: Option<PathBuf>) -> Result<bool, Str
     }
     println!("{out}");
     if let Some(file) = write {
-        xtask::write_between_markers(&file, BEGIN, END, &out)?;
+        gangwarden_harness::write_between_markers(&file, BEGIN, END, &out)?;
+        gangwarden_harness::write_between_markers(&file, TARGETS_BEGIN, TARGETS_END, &targets_block())?;
+    }
+    if check {
+        // The targets BENCHMARKS.md states are the ones checked.
+        let file = root.join("BENCHMARKS.md");
+        let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let stated = text.split(TARGETS_BEGIN).nth(1).and_then(|t| t.split(TARGETS_END).next());
+        if stated != Some(&format!("\n{}", targets_block())) {
+            verdicts.broken_bars.push(
+                "BENCHMARKS.md's targets block is not what xtask/src/bench.rs holds: run `make bench` (or \
+                 `xtask bench --write BENCHMARKS.md`)"
+                    .into(),
+            );
+        }
     }
     if check && !verdicts.broken_bars.is_empty() {
         eprintln!("bench-check failed:");
@@ -348,9 +470,8 @@ pub fn run(runs: usize, check: bool, write: Option<PathBuf>) -> Result<bool, Str
 }
 
 /// What the queue check may add to the same Job unlabelled (issue 42): a target, not met yet
-/// (2.3× in the dev-profile host when it was set: three more lists, and 50 ClusterQueues read
-/// from JSON, about 0.46 ms), and a CI bar above that with room for a shared machine's noise.
-const QUEUE_RATIO: (f64, f64) = (1.5, 3.0);
+/// (three more lists, and 50 ClusterQueues read from JSON, about 0.46 ms; see [`KNOWN_MISSES`]).
+const QUEUE_RATIO: Target = Target { value: 1.5, margin: RATIO_NOISE, unit: "×" };
 
 /// The queue rows: the labelled Job and the same Job unlabelled, run alternately, the ratio of
 /// their medians held to [`QUEUE_RATIO`].
@@ -370,16 +491,15 @@ fn queue_rows(policy: &Policy, runs: usize, verdicts: &mut Verdicts) -> Result<S
     }
     let (l, u) = (stats(l), stats(u));
     let ratio = l.median.as_secs_f64() / u.median.as_secs_f64();
-    let verdict = verdicts.judge(&format!("{} vs unlabelled", labelled.name), ratio, QUEUE_RATIO, "×");
+    let verdict = verdicts.judge(&format!("{} vs unlabelled", labelled.name), ratio, QUEUE_RATIO);
     Ok(format!(
         "\nThe queue check (setting `queueCheck`, on by default): a Job labelled `kueue.x-k8s.io/queue-name` costs the \
          lists of ClusterQueues, LocalQueues and (its ClusterQueue being in a cohort) Cohorts, and Kueue's maximum \
          capacity over the cohort; against the same Job unlabelled, same cluster, run alternately ({runs} each). \
-         Target {}× of the unlabelled Job, CI bar {}× (room for a shared machine's noise).\n\n\
+         Target {}× of the unlabelled Job.\n\n\
          | request | lookups | median µs | p99 µs | ratio | target |\n|---|---|---|---|---|---|\n\
          | {} | {} | {} | {} | {ratio:.2}× | {verdict} |\n| {} | {} | {} | {} | – | (for comparison) |\n",
-        QUEUE_RATIO.0,
-        QUEUE_RATIO.1,
+        QUEUE_RATIO.value,
         labelled.name,
         lookups(&labelled)?,
         us(l.median),

@@ -1,7 +1,7 @@
-//! `cargo xtask bench-case`: times one case file against one built policy in the e2e host:
+//! `cargo xtask-host bench-case`: times one case file against one built policy in the e2e host:
 //!
 //! ```text
-//! cargo run --profile bench-host -p xtask -- bench-case \
+//! cargo run --profile bench-host -p xtask --features host -- bench-case \
 //!     policies/topology e2e-tests/cases/topology/podgroup-5000-nodes-gang-larger-than-rack.yaml 200
 //! ```
 //!
@@ -14,9 +14,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use gangwarden_e2e_tests::case::{Case, check};
-use gangwarden_e2e_tests::host::Policy;
-use gangwarden_e2e_tests::repo_root;
+use gangwarden_harness::case::{Case, check};
+use gangwarden_harness::host::Policy;
+use gangwarden_harness::repo_root;
 
 pub fn run(dir: &str, case_path: &str, iterations: usize) -> Result<(), String> {
     let resolve = |p: &str| {

@@ -1,12 +1,12 @@
-//! `cargo xtask demo` (`make demo`): evaluates every example request (`examples/*.yaml`, in
+//! `cargo xtask-host demo` (`make demo`): evaluates every example request (`examples/*.yaml`, in
 //! the case-file format) with every built policy and default settings, one line per policy
 //! and request.
 
 use std::path::{Path, PathBuf};
 
-use gangwarden_e2e_tests::case::Case;
-use gangwarden_e2e_tests::host::Policy;
-use gangwarden_e2e_tests::{POLICIES, repo_root};
+use gangwarden_harness::case::Case;
+use gangwarden_harness::host::Policy;
+use gangwarden_harness::{POLICIES, repo_root};
 use serde_json::Value;
 
 fn examples(dir: &Path) -> Result<Vec<PathBuf>, String> {

@@ -9,8 +9,8 @@
 
 use std::path::Path;
 
-use gangwarden_e2e_tests::case::{Case, case_files};
-use gangwarden_e2e_tests::{POLICIES, corpus, payloads};
+use gangwarden_harness::case::{Case, case_files};
+use gangwarden_harness::{POLICIES, corpus, payloads};
 
 /// Inputs above this size are left out: the fuzzers run with `-max_len=65536`.
 const MAX_SEED: usize = 64 * 1024;

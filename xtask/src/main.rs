@@ -5,15 +5,23 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use gangwarden_e2e_tests::metadata::read_metadata;
-use gangwarden_e2e_tests::metadata::shown;
-use gangwarden_e2e_tests::{POLICIES, repo_root};
-use xtask::{artifacthub, packaging, playground, release, sbom, sign};
+use gangwarden_harness::metadata::{read_metadata, shown};
+use gangwarden_harness::{POLICIES, repo_root};
+use gangwarden_harness::{playground, release, sign};
 
+mod artifacthub;
+mod sbom;
+
+// The jobs that run policy modules need the harness's waPC host (wasmtime): only the `host`
+// feature builds them, so that the other jobs compile in seconds.
+#[cfg(feature = "host")]
 mod bench;
+#[cfg(feature = "host")]
 mod bench_case;
+#[cfg(feature = "host")]
 mod demo;
 mod fuzz_seeds;
+#[cfg(feature = "host")]
 mod policy_server_bench;
 
 #[derive(Parser)]
@@ -163,7 +171,9 @@ fn exit(name: &str, result: Result<bool, String>) -> ExitCode {
     }
 }
 
+#[cfg(feature = "host")]
 fn packaging_job(check: bool) -> Result<bool, String> {
+    use gangwarden_harness::{metadata::shown, packaging};
     let files = if check { packaging::stale_files()? } else { packaging::write_all()? };
     if files.is_empty() {
         println!("packaging: every generated file is up to date");
@@ -216,11 +226,36 @@ fn sbom_check(dir: &std::path::Path) -> Result<bool, String> {
     Ok(true)
 }
 
+/// What a job that runs policy modules says in an xtask built without the waPC host.
+#[cfg(not(feature = "host"))]
+fn without_host(name: &str) -> ExitCode {
+    exit(
+        name,
+        Err(format!(
+            "this job runs the policy modules in the waPC host, which this xtask was built without: \
+             run `cargo xtask-host {name} ...` (the Makefile's targets do)"
+        )),
+    )
+}
+
+#[cfg(not(feature = "host"))]
+fn main() -> ExitCode {
+    match Cli::parse().job {
+        Job::Packaging { .. } => without_host("packaging"),
+        Job::Demo { .. } => without_host("demo"),
+        Job::Bench { .. } => without_host("bench"),
+        Job::BenchCase { .. } => without_host("bench-case"),
+        Job::PolicyServerBench { .. } => without_host("policy-server-bench"),
+        job => common_job(job),
+    }
+}
+
+#[cfg(feature = "host")]
 fn main() -> ExitCode {
     match Cli::parse().job {
         Job::Packaging { check } => exit("packaging", packaging_job(check)),
         Job::Demo { dir } => {
-            let dir = if dir.is_absolute() { dir } else { repo_root().join(dir) };
+            let dir = if dir.is_absolute() { dir } else { gangwarden_harness::repo_root().join(dir) };
             exit("demo", demo::run(&dir).map(|()| true))
         }
         Job::Bench { runs, check, write } => exit("bench", bench::run(runs, check, write)),
@@ -240,6 +275,13 @@ fn main() -> ExitCode {
             };
             exit("policy-server-bench", policy_server_bench::run(&args))
         }
+        job => common_job(job),
+    }
+}
+
+/// The jobs that run no policy module.
+fn common_job(job: Job) -> ExitCode {
+    match job {
         Job::FuzzSeeds { dir } => exit("fuzz-seeds", fuzz_seeds::run(&dir).map(|()| true)),
         Job::ReleaseCheck { version } => {
             let version = version.as_deref().map(|v| v.strip_prefix('v').unwrap_or(v));
@@ -270,5 +312,12 @@ fn main() -> ExitCode {
             )
         }
         Job::PlaygroundData { out } => exit("playground-data", playground::write_data(&out).map(|()| true)),
+        Job::Packaging { .. }
+        | Job::Demo { .. }
+        | Job::Bench { .. }
+        | Job::BenchCase { .. }
+        | Job::PolicyServerBench { .. } => {
+            unreachable!("main runs the jobs that need the waPC host")
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! `cargo xtask policy-server-bench` (`make bench`, the policy-server part): the everyday
+//! `cargo xtask-host policy-server-bench` (`make bench`, the policy-server part): the everyday
 //! requests of `payloads::request_scenarios()` through one real policy-server process serving
 //! every module and the baseline policy, against a test API server holding the everyday
 //! cluster (its Nodes, the claim sources the requests name, so every lookup finds its
@@ -6,7 +6,7 @@
 //! `payloads::queue_scenarios()`.
 //!
 //! ```text
-//! cargo xtask policy-server-bench [--connections C] [--seconds T] [--rounds R] [--check] [--write FILE]
+//! cargo xtask-host policy-server-bench [--connections C] [--seconds T] [--rounds R] [--check] [--write FILE]
 //! ```
 //!
 //! For each scenario, each round sends the baseline (the trivial policy, given a Pod payload of
@@ -25,13 +25,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use gangwarden_core::cluster::MemoryCluster;
-use gangwarden_e2e_tests::host::Policy;
-use gangwarden_e2e_tests::payloads;
-use gangwarden_e2e_tests::policy_server::{
+use gangwarden_harness::host::Policy;
+use gangwarden_harness::payloads;
+use gangwarden_harness::policy_server::{
     Options, PolicyServer, TempDir, annotate_all, context_aware_resources, entry_id, needed_tool, policies_yml,
     project_policies, read_manifest, with_settings,
 };
-use gangwarden_e2e_tests::{POLICIES, deploy_manifest, repo_root};
+use gangwarden_harness::{POLICIES, deploy_manifest, repo_root};
 use gangwarden_test_apiserver::TestApiServer;
 use serde_json::{Value, json};
 
@@ -606,7 +606,7 @@ pub fn run(args: &Args) -> Result<bool, String> {
     out.push_str(&floor_table(&floor, args));
     println!("{out}");
     if let Some(file) = &args.write {
-        xtask::write_between_markers(file, BEGIN, END, &out)?;
+        gangwarden_harness::write_between_markers(file, BEGIN, END, &out)?;
     }
     if args.check && !below.is_empty() {
         eprintln!("policy-server bench check failed:");

@@ -3,9 +3,9 @@
 use serde::Deserialize;
 
 use crate::cluster::{Cluster, Memo};
-use crate::engine::RuleSet;
 use crate::review::Review;
 use crate::review::kinds;
+use crate::rules::RuleSet;
 use crate::rules::claims::{self, Claims};
 use crate::rules::gang::{self, Gang};
 use crate::rules::run_policy::{self, RunPolicyRules};

@@ -117,6 +117,26 @@ fn check_name(kind: &str, name: Option<&str>, generate_name: Option<&str>, path:
     }
 }
 
+/// The name a job will be created with, and the field that gives it: `metadata.name`, or, with
+/// `generateName` and no name yet (a mutating webhook runs before the apiserver generates the
+/// name), the prefix as the apiserver completes it: cut to 58 characters, plus 5 lowercase
+/// alphanumerics. `None` for a name the apiserver refuses: that never reaches the webhook,
+/// and is [`NAME`]'s to say. The Kubeflow and MPI
+/// operators both check the name as created.
+pub fn name_as_created(meta: &crate::meta::ObjectMeta) -> Option<(Path, &str, String)> {
+    let name = meta.name.as_deref().unwrap_or_default();
+    if !apiserver_accepts_name(name, meta.generate_name.as_deref()) {
+        return None;
+    }
+    Some(match meta.generate_name.as_deref() {
+        Some(prefix) if name.is_empty() && !prefix.is_empty() => {
+            let generated: String = prefix.chars().take(58).chain("x0000".chars()).collect();
+            (Path::new("metadata").child("generateName"), prefix, generated)
+        }
+        _ => (Path::new("metadata").child("name"), name, name.to_string()),
+    })
+}
+
 /// Whether the apiserver's name rule accepts `name` (or, with no name, the prefix): the
 /// webhooks' stricter name rules see only names it accepts.
 pub fn apiserver_accepts_name(name: &str, generate_name: Option<&str>) -> bool {

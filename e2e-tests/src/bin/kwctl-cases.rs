@@ -1,6 +1,6 @@
 //! `make e2e-kwctl`: the e2e cases through `kwctl run`, for machines that have kwctl.
 //!
-//! `kwctl-cases export DIR` writes every case as kwctl takes it (see `gangwarden_e2e_tests::kwctl`);
+//! `kwctl-cases export DIR` writes every case as kwctl takes it (see `gangwarden_harness::kwctl`);
 //! `kwctl-cases run DIR` annotates each policy (failing on any warning `kwctl annotate` prints,
 //! such as a host capability used but not declared), runs kwctl on every exported case with
 //! exactly the host capabilities the policy's `metadata.yml` declares, and checks kwctl's
@@ -10,10 +10,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use gangwarden_e2e_tests::case::Expect;
-use gangwarden_e2e_tests::kwctl::{KwctlOutput, export, judge};
-use gangwarden_e2e_tests::policy_server::needed_tool;
-use gangwarden_e2e_tests::{POLICIES, repo_root};
+use gangwarden_harness::case::Expect;
+use gangwarden_harness::kwctl::{KwctlOutput, export, judge};
+use gangwarden_harness::policy_server::needed_tool;
+use gangwarden_harness::{POLICIES, repo_root};
 use serde_json::Value;
 
 /// What kwctl is told the policy may do, from its `metadata.yml`.

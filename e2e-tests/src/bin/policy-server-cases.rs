@@ -18,14 +18,14 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use gangwarden_core::cluster::{MemoryCluster, canonical_api_version};
-use gangwarden_e2e_tests::case::{Case, check};
-use gangwarden_e2e_tests::host::{Evaluation, Policy, validate_payload};
-use gangwarden_e2e_tests::policy_server::{
+use gangwarden_harness::case::{Case, check};
+use gangwarden_harness::host::{Evaluation, Policy, validate_payload};
+use gangwarden_harness::policy_server::{
     GroupExpect, PolicyServer, TempDir, annotate_all, audit_request, context_aware_resources, entry_id,
     expect_from_answer, group_members, judge, judge_group, needed_tool, policies_yml, project_policies, read_manifest,
     with_settings,
 };
-use gangwarden_e2e_tests::{POLICIES, deploy_manifest, metadata, payloads, repo_root};
+use gangwarden_harness::{POLICIES, deploy_manifest, metadata, payloads, repo_root};
 use gangwarden_test_apiserver::{Call, TestApiServer, namespaced};
 use serde_json::{Value, json};
 

@@ -13,13 +13,13 @@ use serde::Deserialize;
 
 use crate::batch::{BatchJob, BatchKind};
 use crate::cluster::{Cluster, LookupError, Query};
-use crate::engine::RuleSet;
 use crate::field::{BadValue, FieldError, MAX_VALUE_CHARS, Path, plural, truncated_sorted_list};
 use crate::names::{self, check};
 use crate::pod::{Pod, PodSpec};
 use crate::review::kinds;
 use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
+use crate::rules::RuleSet;
 use crate::rules::gang::{find_template, get_workload};
 use crate::scheduling::{self, GroupClaim as Claim, GroupSpec, PodGroup, Version};
 use crate::verdict::Verdict;

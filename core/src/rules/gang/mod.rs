@@ -10,7 +10,6 @@ use k8s_openapi_137::api::scheduling::v1beta1 as b1;
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::{Cluster, LookupError, Query};
-use crate::engine::RuleSet;
 use crate::field::{BadValue, FieldError, Path};
 use crate::kubeflow::KubeflowJob;
 use crate::names::{self, check};
@@ -18,6 +17,7 @@ use crate::pod::Pod;
 use crate::review::kinds;
 use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
+use crate::rules::RuleSet;
 use crate::scheduling::{
     self, COMPOSITE_VERSION, CompositePodGroup, Disruption, GroupOrigin, GroupSpec, PodGroup, TemplateRef, Version,
     Workload, Workload136, Workload137,

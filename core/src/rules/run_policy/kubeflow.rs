@@ -2,25 +2,7 @@
 //! fields of each kind; the run policy of the MPI operator's `v2beta1` MPIJob too.
 
 use super::*;
-
-/// The name a job will be created with, and the field that gives it: `metadata.name`, or, with
-/// `generateName` and no name yet (a mutating webhook runs before the apiserver generates the
-/// name), the prefix as the apiserver completes it: cut to 58 characters, plus 5 lowercase
-/// alphanumerics. `None` for a name the apiserver refuses: that never reaches the webhook,
-/// and is `meta.name`'s to say.
-pub(super) fn name_as_created(meta: &crate::meta::ObjectMeta) -> Option<(Path, &str, String)> {
-    let name = meta.name.as_deref().unwrap_or_default();
-    if !crate::rules::meta::apiserver_accepts_name(name, meta.generate_name.as_deref()) {
-        return None;
-    }
-    Some(match meta.generate_name.as_deref() {
-        Some(prefix) if name.is_empty() && !prefix.is_empty() => {
-            let generated: String = prefix.chars().take(58).chain("x0000".chars()).collect();
-            (Path::new("metadata").child("generateName"), prefix, generated)
-        }
-        _ => (Path::new("metadata").child("name"), name, name.to_string()),
-    })
-}
+use crate::rules::meta;
 
 /// the name is a DNS-1035 label.
 pub(super) fn check_name(job: &KubeflowJob, v: &mut Verdict) {
@@ -28,7 +10,7 @@ pub(super) fn check_name(job: &KubeflowJob, v: &mut Verdict) {
     if job.kind == JobKind::MPIJob {
         return;
     }
-    let Some((path, value, name)) = name_as_created(&job.metadata) else { return };
+    let Some((path, value, name)) = meta::name_as_created(&job.metadata) else { return };
     let errors = names::is_dns1035_label(&name);
     if !errors.is_empty() {
         v.deny(JOB_NAME, FieldError::invalid(path, value, format!("should match: {}", errors.join(","))));

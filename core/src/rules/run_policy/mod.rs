@@ -10,7 +10,6 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::cluster::Cluster;
-use crate::engine::RuleSet;
 use crate::field::{FieldError, Path};
 use crate::kubeflow::{JobKind, KubeflowJob, ReplicaSpec, RunPolicy};
 use crate::names;
@@ -18,6 +17,7 @@ use crate::pod::Container;
 use crate::review::kinds;
 use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
+use crate::rules::RuleSet;
 use crate::trainer::TrainerKind;
 use crate::verdict::Verdict;
 

@@ -22,7 +22,7 @@ pub(super) const MANAGED_BY: [&str; 2] = ["kubeflow.org/mpi-operator", "kueue.x-
 /// The operator's `validateMPIJobName`: every Pod and Service name the job makes, up to
 /// `<name>-worker-<replicas - 1>`, is a DNS-1035 label (the name as it will be created).
 pub(super) fn check_name(job: &KubeflowJob, v: &mut Verdict) {
-    let Some((path, value, name)) = super::kubeflow::name_as_created(&job.metadata) else { return };
+    let Some((path, value, name)) = crate::rules::meta::name_as_created(&job.metadata) else { return };
     let workers = job
         .replicas()
         .find(|(t, _)| t.as_str() == "Worker")

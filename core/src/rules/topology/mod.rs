@@ -11,13 +11,13 @@ use serde::Deserialize;
 
 use crate::batch::BatchJob;
 use crate::cluster::{Cluster, LookupError, Query};
-use crate::engine::RuleSet;
 use crate::field::{BadValue, FieldError, Path, plural};
 use crate::kubeflow::{KubeflowJob, ReplicaSpec};
 use crate::names::{self, check};
 use crate::review::kinds;
 use crate::review::{Resource, Review};
 use crate::rules::RuleInfo;
+use crate::rules::RuleSet;
 use crate::scheduling::{Disruption, GroupOrigin, GroupSpec};
 use crate::trainer::{Runtime, TrainJob};
 use crate::verdict::Verdict;

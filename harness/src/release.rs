@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use gangwarden_e2e_tests::metadata::{read_metadata, shown};
-use gangwarden_e2e_tests::{POLICIES, repo_root};
+use crate::metadata::{read_metadata, shown};
+use crate::{POLICIES, repo_root};
 
 /// Where the CLI's release binaries are built for, named `gangwarden-<version>-<target>`.
 pub const CLI_TARGETS: &[&str] = &["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu", "aarch64-apple-darwin"];

@@ -8,6 +8,7 @@
 //!
 //! Cases with a `rawPayload` are not exported: `kwctl run` only takes an AdmissionRequest.
 
+#[cfg(feature = "host")]
 use std::path::Path;
 
 use base64::Engine as _;
@@ -15,8 +16,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::case::{Case, Expect, case_files, check};
-use crate::host::{Evaluation, HostCall, Policy};
-use crate::{POLICIES, corpus, repo_root};
+use crate::corpus;
+#[cfg(feature = "host")]
+use crate::host::Policy;
+use crate::host::{Evaluation, HostCall};
+#[cfg(feature = "host")]
+use crate::{POLICIES, repo_root};
 
 /// How kwctl prefixes a request it cannot build (`kwctl run -r`); `requestError` in a case
 /// holds the whole message, as [`crate::host::admission_request`] gives it.
@@ -61,14 +66,17 @@ pub fn all_cases(policy: &str) -> Result<Vec<(String, Case)>, String> {
     Ok(cases)
 }
 
+#[cfg(feature = "host")]
 fn write(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+#[cfg(feature = "host")]
 fn to_json(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
+#[cfg(feature = "host")]
 /// Exports every case of every policy under `out/<policy>/<case>/`; returns how many were
 /// exported and how many (raw-payload cases) were skipped.
 pub fn export(out: &Path) -> Result<(usize, usize), String> {

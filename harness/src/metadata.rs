@@ -1,6 +1,6 @@
 //! What the project's packaging sources say, read: the settings each policy accepts (from the
 //! Rust types), `questions-ui.yml`, `metadata.yml`, and the names of the `deploy/` manifests.
-//! The tests check the files against them; `cargo xtask packaging` generates from them.
+//! The tests check the files against them; `cargo xtask-host packaging` generates from them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -15,7 +15,7 @@
 //!
 //! Built from p256, scrypt and crypto_secretbox: 45 crates, about 4 s cold on two cores. The
 //! `sigstore` crate (0.15, features cosign and rustls-tls) does the same with 396 crates (tokio,
-//! hyper, reqwest, oci-client, rustls) in about 83 s. Only xtask links either; no policy does.
+//! hyper, reqwest, oci-client, rustls) in about 83 s. Only the harness links either (for xtask and the tests); no policy does.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

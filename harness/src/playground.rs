@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use gangwarden_e2e_tests::case::{Case, Expect, case_files};
-use gangwarden_e2e_tests::{POLICIES, corpus, repo_root};
+use crate::case::{Case, Expect, case_files};
+use crate::{POLICIES, corpus, repo_root};
 
 /// The rule sets as the engine and the bundle's settings name them, and their policy folders.
 pub const RULE_SETS: &[(&str, &str)] =

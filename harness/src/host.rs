@@ -1,19 +1,27 @@
-//! Loading a policy module and calling it through waPC.
+//! Loading a policy module and calling it through waPC, and the payloads policy-server sends.
+//! Only the `host` feature builds the waPC side (`Policy`, on wasmtime); the payloads and the
+//! shape of an evaluation need no runtime.
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use gangwarden_core::cluster::{LookupError, MemoryCluster, ObjectCluster, Query};
 use k8s_openapi::api::authentication::v1::UserInfo;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use wapc::WapcHost;
-use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
+#[cfg(feature = "host")]
+use {
+    gangwarden_core::cluster::{LookupError, MemoryCluster, ObjectCluster, Query},
+    std::collections::BTreeSet,
+    std::path::{Path, PathBuf},
+    std::sync::{Arc, Mutex},
+    std::time::Instant,
+    wapc::WapcHost,
+    wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre},
+};
 
+#[cfg(feature = "host")]
 type HostResult = Result<Vec<u8>, Box<dyn std::error::Error + Send + Sync>>;
 
+#[cfg(feature = "host")]
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Metadata {
@@ -24,6 +32,7 @@ struct Metadata {
     host_capabilities: Vec<String>,
 }
 
+#[cfg(feature = "host")]
 #[derive(Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "camelCase")]
 struct ContextAwareResource {
@@ -31,6 +40,7 @@ struct ContextAwareResource {
     kind: String,
 }
 
+#[cfg(feature = "host")]
 /// A compiled policy module, ready to be instantiated once per evaluation.
 pub struct Policy {
     pub name: String,
@@ -39,6 +49,7 @@ pub struct Policy {
     allowed: Allowed,
 }
 
+#[cfg(feature = "host")]
 /// What the policy's `metadata.yml` lets it reach, as policy-server enforces it.
 #[derive(Clone, Debug)]
 struct Allowed {
@@ -48,6 +59,7 @@ struct Allowed {
     capabilities: Vec<String>,
 }
 
+#[cfg(feature = "host")]
 impl Allowed {
     /// policy-evaluator's pattern match: `*`, `namespace/*`, `namespace/v1/*` or the exact
     /// `namespace/operation`.
@@ -84,6 +96,7 @@ pub struct Evaluation {
     pub host_time: Duration,
 }
 
+#[cfg(feature = "host")]
 impl Policy {
     /// Loads `<dir>/policy.wasm` and `<dir>/metadata.yml`.
     pub fn load(name: &str, dir: &Path) -> Result<Policy, String> {
@@ -219,10 +232,12 @@ pub fn validate_payload(request: &Value, settings: &Value) -> Result<Vec<u8>, St
         .map_err(|e| e.to_string())
 }
 
+#[cfg(feature = "host")]
 fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {
     v[key].as_str().unwrap_or_default()
 }
 
+#[cfg(feature = "host")]
 /// Answers one host call the way policy-server does.
 fn answer_host_call(
     allowed: &Allowed,
@@ -282,6 +297,7 @@ pub fn backtraces_on() -> bool {
     var.is_ok_and(|v| v != "0")
 }
 
+#[cfg(feature = "host")]
 /// A `kubernetes` host call answered from the cluster, or the Kubernetes client's error.
 fn kubernetes_call(cluster: &MemoryCluster, op: &str, req: &Value) -> Result<Value, String> {
     let (api_version, kind) = (str_field(req, "api_version"), str_field(req, "kind"));
@@ -314,11 +330,13 @@ fn kubernetes_call(cluster: &MemoryCluster, op: &str, req: &Value) -> Result<Val
     }
 }
 
+#[cfg(feature = "host")]
 fn labels_of(object: &Value) -> std::collections::BTreeMap<String, String> {
     let labels = object["metadata"]["labels"].as_object().into_iter().flatten();
     labels.map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect()
 }
 
+#[cfg(feature = "host")]
 /// A failed lookup as policy-server words it: a kind the cluster does not serve (or cannot
 /// discover) is `Cannot find resource <apiVersion>/<kind>`.
 fn host_error(e: LookupError) -> String {
@@ -364,6 +382,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "host")]
     fn capabilities_match_as_policy_evaluator_matches_them() {
         let allowed = Allowed {
             resources: BTreeSet::new(),

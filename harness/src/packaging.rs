@@ -1,4 +1,4 @@
-//! `cargo xtask packaging`: the files each policy ships besides its module, generated from
+//! `cargo xtask-host packaging`: the files each policy ships besides its module, generated from
 //! `metadata.yml`, `questions-ui.yml` and the Rust settings types (the packaging tests fail when
 //! one is out of date):
 //!
@@ -12,10 +12,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use gangwarden_e2e_tests::case::Case;
-use gangwarden_e2e_tests::host::Policy;
-use gangwarden_e2e_tests::metadata::*;
-use gangwarden_e2e_tests::{POLICIES, repo_root};
+use crate::case::Case;
+use crate::host::Policy;
+use crate::metadata::*;
+use crate::{POLICIES, repo_root};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -415,7 +415,7 @@ fn rel(dir: &str, file: &str) -> String {
 fn readme_case(policy: &str) -> Result<(&'static str, Case), String> {
     let (_, name) =
         README_EXAMPLES.iter().find(|(p, _)| *p == policy).ok_or(format!("no README example for {policy}"))?;
-    let path = gangwarden_e2e_tests::case::case_files(policy)
+    let path = crate::case::case_files(policy)
         .into_iter()
         .find(|p| p.ends_with(format!("{name}.yaml")))
         .ok_or(format!("{policy}: no case {name}"))?;
@@ -455,7 +455,7 @@ fn test_data_files(policy: &str, dir: &str) -> Result<Vec<(PathBuf, String)>, St
         let module = Policy::load(policy, &repo_root().join(dir))?;
         let payload = case.payload(name, &case.settings)?;
         let calls = module.call("validate", &payload, case.cluster())?.host_calls;
-        let session: Vec<_> = calls.iter().map(gangwarden_e2e_tests::kwctl::exchange).collect::<Result<_, _>>()?;
+        let session: Vec<_> = calls.iter().map(crate::kwctl::exchange).collect::<Result<_, _>>()?;
         let text = serde_norway::to_string(&session).map_err(|e| e.to_string())?;
         files.push((out.join(format!("{name}-session.yml")), text));
     }

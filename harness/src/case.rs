@@ -50,7 +50,9 @@ use gangwarden_core::cluster::MemoryCluster;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::host::{Evaluation, Policy};
+use crate::host::Evaluation;
+#[cfg(feature = "host")]
+use crate::host::Policy;
 
 const BETA: &str = "scheduling.k8s.io/v1beta1";
 
@@ -240,6 +242,7 @@ impl Case {
         }
     }
 
+    #[cfg(feature = "host")]
     /// Runs the case against `policy` with `settings` (the case's own, or the bundle's
     /// wrapping of them) and checks every expectation.
     pub fn run(&self, policy: &Policy, uid: &str, settings: &Value) -> Result<(), String> {

@@ -396,7 +396,7 @@ fn bad_objects_are_refused_at_start() {
     assert!(TestApiServer::start(vec![node("x", json!({})), node("x", json!({}))], None).is_err());
 }
 
-/// `cargo test -p gangwarden-e2e-tests --lib apiserver -- --ignored --nocapture`: how
+/// `cargo test -p gangwarden-test-apiserver -- --ignored --nocapture`: how
 /// long 15,000 realistic Nodes take to list, whole and in pages of 500.
 #[test]
 #[ignore = "a measurement, not a check"]
