@@ -60,3 +60,28 @@ fn a_tag_of_another_version_is_refused_and_the_plan_names_what_is_published() {
     );
     assert!(plan.contains(&format!("  gangwarden-{version}-x86_64-unknown-linux-gnu.tar.gz (the CLI)\n")), "{plan}");
 }
+
+/// Artifact Hub's "policy" link downloads the module the release attaches for that package
+/// (`make release-modules` names it gangwarden-<policy>-v<version>.wasm).
+#[test]
+fn each_artifacthub_policy_link_names_the_release_asset() {
+    let version = gangwarden_harness::release::project_version().unwrap();
+    for (policy, dir) in gangwarden_harness::POLICIES {
+        let pkg =
+            std::fs::read_to_string(gangwarden_harness::repo_root().join(dir).join("artifacthub-pkg.yml")).unwrap();
+        let url = pkg
+            .lines()
+            .skip_while(|l| *l != "links:")
+            .skip_while(|l| *l != "- name: policy")
+            .nth(1)
+            .and_then(|l| l.trim().strip_prefix("url: "))
+            .unwrap_or_else(|| panic!("{dir}/artifacthub-pkg.yml has no policy link"));
+        assert_eq!(
+            url,
+            format!(
+                "https://github.com/gangwarden/gangwarden/releases/download/v{version}/gangwarden-{policy}-v{version}.wasm"
+            ),
+            "{dir}"
+        );
+    }
+}

@@ -178,7 +178,13 @@ pub fn artifacthub_pkg(dir: &str, questions: &str, created_at: &str) -> Result<S
         let mut links = Vec::new();
         if source.starts_with("https://github.com/") {
             let tag = metadata.annotations.get("com.github.release.tag").cloned().unwrap_or(format!("v{version}"));
-            let url = format!("{source}/releases/download/{}/policy.wasm", tag.replace('/', "%2F"));
+            // The asset `make release-modules` attaches to the release for this module.
+            let asset = match dir.trim_end_matches('/') {
+                "." | "" => "bundle",
+                d => d.rsplit('/').next().unwrap_or(d),
+            };
+            let url =
+                format!("{source}/releases/download/{}/gangwarden-{asset}-v{version}.wasm", tag.replace('/', "%2F"));
             links.push(Link { name: "policy".into(), url });
         }
         links.push(Link { name: "source".into(), url: source.clone() });
