@@ -212,7 +212,11 @@ pub fn run(runs: usize, check: bool, write: Option<PathBuf>) -> Result<bool, Str
         let ratio = p.median.as_secs_f64() / b.median.as_secs_f64();
         let call_ratio = pc.median.as_secs_f64() / bc.median.as_secs_f64();
         let bar = if s.policy == "bundle" { BARS.bundle_ratio } else { BARS.single_ratio };
-        let verdict = verdicts.judge(&s.name, ratio, bar, "×");
+        let mut verdict = verdicts.judge(&s.name, ratio, bar, "×");
+        if payloads::AT_BASELINE_ROWS.contains(&s.name.as_str()) {
+            verdict.push_str("; ");
+            verdict.push_str(&at_baseline(&mut verdicts, &s.name, ratio));
+        }
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {ratio:.2}× | {} ({}) | {call_ratio:.2}× | {} | {verdict} |\n",
             s.name,
@@ -343,6 +347,18 @@ pub fn run(runs: usize, check: bool, write: Option<PathBuf>) -> Result<bool, Str
         return Ok(false);
     }
     Ok(true)
+}
+
+/// The Job controller's pair (issue 40): at or below the baseline on a payload of the same
+/// size, within the noise margin; its CI bar is the bundle's.
+fn at_baseline(verdicts: &mut Verdicts, name: &str, ratio: f64) -> String {
+    let noise = payloads::AT_BASELINE_NOISE;
+    if ratio <= 1.0 + noise {
+        format!("≤ baseline (±{:.0}% noise): met", noise * 100.0)
+    } else {
+        verdicts.missed_targets.push(format!("{name}: {ratio:.2}× > the baseline (±{:.0}% noise)", noise * 100.0));
+        format!("≤ baseline (±{:.0}% noise): **NOT met**", noise * 100.0)
+    }
 }
 
 /// The criterion id of a request scenario: its name in lower case, words joined with `-`.
