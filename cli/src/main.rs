@@ -57,8 +57,9 @@ struct CheckArgs {
     #[arg(long = "whole-cluster")]
     whole_cluster: bool,
     /// The Kubernetes release the manifests are for: reports Workloads and PodGroups in a
-    /// scheduling.k8s.io version it does not serve. Supported: 1.36, 1.37, 1.38 (1.38 as
-    /// planned: v1, v1beta1 and v1alpha3).
+    /// scheduling.k8s.io version it does not serve, and what its apiserver refuses before any
+    /// policy (1.38: a Job's spec.scheduling next to a schedulingGroup). Supported: 1.36, 1.37,
+    /// 1.38 (1.38 as planned: v1, v1beta1 and v1alpha3).
     #[arg(long = "api-version", value_name = "VERSION", value_parser = parse_kubernetes_version)]
     api_version: Option<KubernetesVersion>,
     /// Output format.

@@ -130,10 +130,19 @@ pub fn human(report: &Report, files: &[SourceFile], style: Style) -> String {
             style.dim("[api-version]")
         );
     }
+    for doc in &report.refused {
+        let location = style.bold(&format!("{}:{}:{}:", doc.file, doc.line, doc.column));
+        let label = label(&doc.kind, &doc.namespace, &doc.name);
+        let _ =
+            writeln!(out, "{location} {}: {label}: {} {}", style.error("error"), doc.message, style.dim("[apiserver]"));
+    }
     let s = &report.summary;
     let mut parts = vec![format!("{} accepted", s.accepted), format!("{} rejected", s.rejected)];
     if s.unserved > 0 {
         parts.push(format!("{} in an API version not served", s.unserved));
+    }
+    if let (true, Some(version)) = (s.refused > 0, report.kubernetes_version) {
+        parts.push(format!("{} refused by the Kubernetes {} apiserver", s.refused, version.as_str()));
     }
     parts.push(plural(s.warnings, "warning", "warnings"));
     if s.mutated > 0 {
@@ -240,6 +249,19 @@ pub fn junit(report: &Report) -> String {
             xml_escape(&doc.message)
         );
     }
+    for doc in &report.refused {
+        tests += 1;
+        failures += 1;
+        let name = format!("{} [apiserver]", label(&doc.kind, &doc.namespace, &doc.name));
+        let classname = format!("{}:{}:{}", doc.file, doc.line, doc.column);
+        let _ = writeln!(
+            cases,
+            "    <testcase name=\"{}\" classname=\"{}\">\n      <failure message=\"{}\" type=\"rejected\"/>\n    </testcase>",
+            xml_escape(&name),
+            xml_escape(&classname),
+            xml_escape(&doc.message)
+        );
+    }
     for doc in &report.skipped {
         tests += 1;
         skipped += 1;
@@ -286,6 +308,10 @@ pub fn sarif(report: &Report) -> String {
     for (id, text) in [
         ("request", "the object decodes as its kind (the policies refuse one that does not, with code 400)"),
         ("api-version", "the object's API version is served by the chosen Kubernetes release"),
+        (
+            "apiserver",
+            "the chosen Kubernetes release's apiserver takes the object (its built-in validation runs before any webhook)",
+        ),
     ] {
         rules.push(json!({"id": id, "shortDescription": {"text": text}, "defaultConfiguration": {"level": "error"}}));
     }
@@ -316,6 +342,9 @@ pub fn sarif(report: &Report) -> String {
     }
     for doc in &report.unserved {
         results.push(result("api-version", "error", &doc.message, &doc.file, doc.line, doc.column));
+    }
+    for doc in &report.refused {
+        results.push(result("apiserver", "error", &doc.message, &doc.file, doc.line, doc.column));
     }
     let log = json!({
         "version": "2.1.0",

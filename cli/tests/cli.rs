@@ -286,12 +286,12 @@ fn json_output_has_the_report_fields() {
     let o = gangwarden(&["check", "examples/manifests", "--output", "json"]);
     assert_eq!(code(&o), 1);
     let report: Value = serde_json::from_str(&stdout(&o)).expect("json");
-    for field in ["ruleSets", "documents", "skipped", "unserved", "summary"] {
+    for field in ["ruleSets", "documents", "skipped", "unserved", "refused", "summary"] {
         assert!(report.get(field).is_some(), "no {field}");
     }
     assert_eq!(
         report["summary"],
-        json!({"documents": 24, "checked": 18, "accepted": 10, "rejected": 8, "warnings": 5, "mutated": 0, "skipped": 6, "unserved": 0})
+        json!({"documents": 24, "checked": 18, "accepted": 10, "rejected": 8, "warnings": 5, "mutated": 0, "skipped": 6, "unserved": 0, "refused": 0})
     );
     for doc in report["documents"].as_array().expect("documents") {
         for field in
@@ -501,6 +501,52 @@ fn api_version_reports_unserved_versions() {
         stdout(&o).lines().next(),
         Some(format!("{v1}:1:1: error: Workload default/w: apiVersion: Unsupported value: \"scheduling.k8s.io/v1\": Kubernetes 1.37 serves scheduling.k8s.io Workload in: \"scheduling.k8s.io/v1beta1\", \"scheduling.k8s.io/v1alpha3\" [api-version]").as_str())
     );
+}
+
+#[test]
+fn api_version_1_38_adds_the_apiservers_refusal_of_scheduling_next_to_a_scheduling_group() {
+    let tmp = temp();
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml}\nspec:\n  parallelism: 2\n  scheduling:\n    schedulingPolicy: {gang: {minCount: 2}}\n  template:\n    spec:\n      schedulingGroup: {podGroupName: g}\n      restartPolicy: Never\n      containers: [{name: c, image: i}]\n";
+    let file = write(tmp.path(), "job.yaml", job);
+    let warning = format!(
+        "{file}:6:3: warning: Job ml/train: spec.scheduling: is not used: spec.template.spec.schedulingGroup is set, so the Job controller makes no Workload or PodGroup from spec.scheduling and the Pods join the group the template names (Kubernetes 1.38 refuses the two together) [gang.job-scheduling-group]"
+    );
+    // The policy verdict is the same on every release: a warning.
+    for args in [vec!["check", &file], vec!["check", "--api-version", "1.37", &file]] {
+        let o = gangwarden(&args);
+        assert_eq!(code(&o), 0, "{}", stdout(&o));
+        assert_eq!(stdout(&o).lines().next(), Some(warning.as_str()));
+    }
+    let o = gangwarden(&["check", "--api-version", "1.38", &file]);
+    assert_eq!(code(&o), 1);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            warning.as_str(),
+            &format!(
+                "{file}:6:3: error: Job ml/train: spec.scheduling: Forbidden: may not be set when spec.template.spec.schedulingGroup is set [apiserver]"
+            ),
+            "1 document checked in 1 file: 1 accepted, 0 rejected, 1 refused by the Kubernetes 1.38 apiserver, 1 warning",
+        ]
+    );
+    let json: Value =
+        serde_json::from_str(&stdout(&gangwarden(&["check", "-o", "json", "--api-version", "1.38", &file])))
+            .expect("json");
+    assert_eq!(json["refused"][0]["path"], "spec.scheduling");
+    assert_eq!(json["summary"]["refused"], 1);
+    let sarif: Value =
+        serde_json::from_str(&stdout(&gangwarden(&["check", "-o", "sarif", "--api-version", "1.38", &file])))
+            .expect("sarif");
+    let results = sarif["runs"][0]["results"].as_array().expect("results");
+    assert!(results.iter().any(|r| r["ruleId"] == "apiserver" && r["level"] == "error"), "{results:?}");
+    let junit = stdout(&gangwarden(&["check", "-o", "junit", "--api-version", "1.38", &file]));
+    assert!(junit.contains("<testcase name=\"Job ml/train [apiserver]\""), "{junit}");
+    // On update 1.38 keeps a Job that already had both: only the warning.
+    let o = gangwarden(&["check", "--api-version", "1.38", "--old", &file, &file]);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    assert_eq!(stdout(&o).lines().next(), Some(warning.as_str()));
 }
 
 #[test]

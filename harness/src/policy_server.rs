@@ -266,33 +266,7 @@ pub fn policies_yml_with(
     Ok(Value::Object(out))
 }
 
-/// The AdmissionRequest Kubewarden's audit scanner (1.35) sends policy-server's `/audit/<id>`
-/// for an existing object (`internal/audit-scanner/scanner/admission_request.go`): CREATE,
-/// `resource.resource` the Kind (not the plural), an empty `userInfo`, no old object.
-pub fn audit_request(object: &Value) -> Value {
-    let api_version = object["apiVersion"].as_str().unwrap_or_default();
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let kind = object["kind"].as_str().unwrap_or_default();
-    let meta = &object["metadata"];
-    let gvk = json!({"group": group, "version": version, "kind": kind});
-    let mut request = json!({
-        "uid": meta["uid"].as_str().unwrap_or("00000000-0000-4000-8000-00000000a0d1"),
-        "kind": gvk,
-        "resource": {"group": group, "version": version, "resource": kind},
-        "requestKind": gvk,
-        "operation": "CREATE",
-        "userInfo": {},
-        "object": object,
-        "oldObject": null,
-        "options": null,
-    });
-    for field in ["name", "namespace"] {
-        if let Some(value) = meta[field].as_str().filter(|v| !v.is_empty()) {
-            request[field] = json!(value);
-        }
-    }
-    request
-}
+pub use crate::payloads::audit_request;
 
 /// Every (apiVersion, kind) the manifests' policies and group members may look up: what a
 /// test API server must list in discovery for policy-server to find the kind.

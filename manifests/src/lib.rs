@@ -38,7 +38,8 @@
 //!   settings errors point into it.
 //! - `ruleSets` empty means all four.
 //! - `kubernetesVersion` (`"1.36"`), when given, reports `scheduling.k8s.io` documents of an
-//!   API version that release does not serve (see [`KubernetesVersion`]).
+//!   API version that release does not serve (see [`KubernetesVersion`]), and what that
+//!   release's apiserver refuses before any webhook ([`ApiserverRefusal`]).
 //! - `partialCluster` (default false): see [`Input::partial_cluster`]; when set, listing a
 //!   kind of which no object was given (typically Nodes) is a failed lookup, which the rules
 //!   report as a warning that they skipped the check, rather than an empty list.
@@ -48,7 +49,7 @@
 //! `Ok(`[`Report`]`)` with one [`DocumentReport`] per checked document in input order (per
 //! rule set: verdict, [`Finding`]s located at file line/column, RFC 6902 patch of a mutation,
 //! lookups, time taken when a clock is given), the [`SkippedDocument`]s no rule set guards,
-//! the [`UnservedDocument`]s (with `kubernetesVersion`), and a [`Summary`]. All of it
+//! the [`UnservedDocument`]s and [`ApiserverRefusal`]s (with `kubernetesVersion`), and a [`Summary`]. All of it
 //! serialises to camelCase JSON.
 //!
 //! `Err(Vec<`[`InputError`]`>)` when the input cannot be checked: unreadable YAML/JSON,
@@ -75,8 +76,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
 use gangwarden_core::engine::{self, RuleSet};
+use gangwarden_core::field::FieldError;
 use gangwarden_core::request::admission_request;
-use gangwarden_core::review::{self, AdmissionRequest, GroupVersionKind, Review};
+use gangwarden_core::review::{self, AdmissionRequest, GroupVersionKind, Resource, Review};
 use gangwarden_core::rules::bundle::Bundle;
 use gangwarden_core::rules::claims::Claims;
 use gangwarden_core::rules::gang::Gang;
@@ -376,6 +378,26 @@ pub struct UnservedDocument {
     pub message: String,
 }
 
+/// What the chosen Kubernetes release's own validation refuses before any webhook would see
+/// the request, in the apiserver's wording. The document is still checked: its policy verdict
+/// is what a release that lets it through gets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiserverRefusal {
+    pub file: String,
+    pub document: usize,
+    pub item: Option<usize>,
+    /// Where `path` (or its nearest written ancestor) is in the file, 1-based.
+    pub line: usize,
+    pub column: usize,
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub path: String,
+    pub message: String,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
@@ -391,6 +413,8 @@ pub struct Summary {
     pub mutated: usize,
     pub skipped: usize,
     pub unserved: usize,
+    /// Documents the chosen release's apiserver refuses ([`ApiserverRefusal`]).
+    pub refused: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -401,13 +425,16 @@ pub struct Report {
     pub documents: Vec<DocumentReport>,
     pub skipped: Vec<SkippedDocument>,
     pub unserved: Vec<UnservedDocument>,
+    /// With `kubernetesVersion`: what that release's apiserver refuses among the checked documents.
+    pub refused: Vec<ApiserverRefusal>,
     pub summary: Summary,
 }
 
 impl Report {
-    /// Whether anything was rejected (or written in an API version not served).
+    /// Whether anything was rejected (by a policy, or by the chosen release's apiserver, or
+    /// written in an API version not served).
     pub fn rejected(&self) -> bool {
-        self.summary.rejected > 0 || self.summary.unserved > 0
+        self.summary.rejected > 0 || self.summary.unserved > 0 || self.summary.refused > 0
     }
 }
 
@@ -577,6 +604,7 @@ fn run(input: &Input, mut clock: Option<&mut dyn FnMut() -> f64>) -> Result<Repo
         documents: Vec::new(),
         skipped: Vec::new(),
         unserved: Vec::new(),
+        refused: Vec::new(),
         summary: Summary { documents: documents.len(), ..Summary::default() },
     };
     for doc in &documents {
@@ -629,6 +657,25 @@ fn run(input: &Input, mut clock: Option<&mut dyn FnMut() -> f64>) -> Result<Repo
         let request = admission_request(&uid, operation, &doc.document.value, old_doc.map(|o| &o.document.value));
         let request_json = request.to_string();
         let review = AdmissionRequest::parse(&request_json).and_then(|r| r.review());
+        if let (Some(version), Ok(Some(review))) = (input.kubernetes_version, &review)
+            && let Some(error) = apiserver_refusal(version, review)
+        {
+            let path = error.path.to_string();
+            let located = doc.document.node.locate(&path);
+            report.refused.push(ApiserverRefusal {
+                file: file.clone(),
+                document: doc.document.index,
+                item: doc.document.item,
+                line: located.line,
+                column: located.column,
+                api_version: gvk.api_version(),
+                kind: gvk.kind.clone(),
+                namespace: request["namespace"].as_str().unwrap_or_default().to_string(),
+                name: doc.name().to_string(),
+                path,
+                message: error.to_string(),
+            });
+        }
         let mut results = Vec::new();
         for (rule_set, settings_json) in &settings_json {
             let started = clock.as_mut().map(|c| c());
@@ -688,6 +735,7 @@ fn run(input: &Input, mut clock: Option<&mut dyn FnMut() -> f64>) -> Result<Repo
     }
     report.summary.skipped = report.skipped.len();
     report.summary.unserved = report.unserved.len();
+    report.summary.refused = report.refused.len();
     Ok(report)
 }
 
@@ -710,6 +758,21 @@ fn unserved_message(gvk: &GroupVersionKind, version: KubernetesVersion) -> Optio
         gvk.kind,
         served.iter().map(|v| format!("\"{}/{v}\"", review::SCHEDULING_GROUP)).collect::<Vec<_>>().join(", ")
     ))
+}
+
+/// What the apiserver of `version` refuses in `review` before any webhook: from 1.38, a Job's
+/// or CronJob's `spec.scheduling` next to the Pod template's `schedulingGroup` (1.37 takes the
+/// pair; the policies then warn that `spec.scheduling` is not used).
+fn apiserver_refusal(version: KubernetesVersion, review: &Review) -> Option<FieldError> {
+    let Resource::BatchJob(job) = &review.object else { return None };
+    let old = match &review.old_object {
+        Some(Resource::BatchJob(old)) => Some(old.as_ref()),
+        _ => None,
+    };
+    match version {
+        KubernetesVersion::V1_36 | KubernetesVersion::V1_37 => None,
+        KubernetesVersion::V1_38 => gangwarden_core::rules::gang::refused_by_kubernetes_1_38(job, old),
+    }
 }
 
 /// The rule set's answer to a validate payload: the policies' own entry point.

@@ -203,3 +203,27 @@ fn version_info_lists_the_rule_sets_and_their_rules() {
     assert!(info["ruleSets"][0]["rules"].as_array().unwrap().contains(&json!("gang.min-count")));
     assert_eq!(info["kubernetes"][0]["schedulingVersions"], json!(["v1alpha2"]));
 }
+
+#[test]
+fn the_kubernetes_version_adds_what_its_apiserver_refuses_to_the_same_policy_verdict() {
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml}\nspec:\n  parallelism: 2\n  scheduling:\n    schedulingPolicy: {gang: {minCount: 2}}\n  template:\n    spec:\n      schedulingGroup: {podGroupName: g}\n      containers: [{name: c, image: i}]\n";
+    let report = |version: Option<&str>| -> Value {
+        let mut i: Value = serde_json::from_str(&input(job, Value::Null, &["gang"])).unwrap();
+        if let Some(v) = version {
+            i["kubernetesVersion"] = json!(v);
+        }
+        serde_json::from_str(&evaluate_json(&i.to_string(), None)).unwrap()
+    };
+    let (none, on137, on138) = (report(None), report(Some("1.37")), report(Some("1.38")));
+    for r in [&none, &on137, &on138] {
+        assert_eq!(r["documents"][0]["results"][0]["accepted"], true);
+        assert_eq!(r["documents"][0]["results"][0]["warnings"][0]["rule"], "gang.job-scheduling-group");
+    }
+    assert_eq!(none["refused"], json!([]));
+    assert_eq!(on137["refused"], json!([]));
+    assert_eq!(
+        on138["refused"][0]["message"],
+        "spec.scheduling: Forbidden: may not be set when spec.template.spec.schedulingGroup is set"
+    );
+    assert_eq!((on138["refused"][0]["line"].as_u64(), on138["summary"]["refused"].as_u64()), (Some(6), Some(1)));
+}

@@ -319,6 +319,61 @@ spec:
   await context.close();
 });
 
+test("the Kubernetes version choice: 1.38's apiserver refuses spec.scheduling next to a schedulingGroup, 1.37 only warns", async () => {
+  const { context, page } = await open("/");
+  await firstVerdict(page);
+  await editorReady(page);
+  const job = [
+    "apiVersion: batch/v1",
+    "kind: Job",
+    "metadata: {name: train, namespace: ml}",
+    "spec:",
+    "  parallelism: 2",
+    "  scheduling:",
+    "    schedulingPolicy: {gang: {minCount: 2}}",
+    "  template:",
+    "    spec:",
+    "      schedulingGroup: {podGroupName: g}",
+    "      restartPolicy: Never",
+    "      containers: [{name: c, image: i}]",
+    "",
+  ].join("\n");
+  await pasteManifests(page, job, { typed: false });
+  const warning = "spec.scheduling: is not used: spec.template.spec.schedulingGroup is set, so the Job controller makes no Workload or PodGroup from spec.scheduling and the Pods join the group the template names (Kubernetes 1.38 refuses the two together) [gang.job-scheduling-group]";
+  const choose = async (version) => {
+    const n = await page.evaluate(() => window.__pg.evaluations);
+    await page.locator("#kubernetes-version").selectOption(version);
+    await evaluations(page, n + 1);
+    await page.waitForTimeout(300);
+    return page.evaluate(() => window.__pg.lastResult);
+  };
+  const gangWarnings = (report) => report.documents[0].results.find((r) => r.ruleSet === "gang").warnings.map((w) => w.message);
+
+  const on137 = await choose("1.37");
+  assert.equal(on137.kubernetesVersion, "1.37");
+  assert.deepEqual(gangWarnings(on137), [warning]);
+  assert.deepEqual(on137.refused, []);
+  assert.equal(await page.locator("#apiserver").count(), 0);
+  assert.match(await page.locator("#summary").textContent(), /^Every document is accepted\. 1 with warnings\./);
+
+  const on138 = await choose("1.38");
+  // The policy verdict is the same; the apiserver's refusal comes on top of it.
+  assert.deepEqual(gangWarnings(on138), [warning]);
+  assert.deepEqual(
+    on138.refused.map((r) => [r.message, r.line]),
+    [["spec.scheduling: Forbidden: may not be set when spec.template.spec.schedulingGroup is set", 6]],
+  );
+  const refusal = page.locator("#apiserver li.violation");
+  assert.match(await refusal.textContent(), /Job ml\/train: spec\.scheduling: Forbidden: may not be set when spec\.template\.spec\.schedulingGroup is set \[apiserver\]/);
+  assert.equal(await refusal.locator("button.jump").textContent(), "line 6");
+  assert.match(await page.locator("#summary").textContent(), /^Every document is accepted\. Refused by the Kubernetes 1\.38 apiserver: Job ml\/train \[apiserver\]\. 1 with warnings\./);
+  await page.screenshot({ path: join(shots, "kubernetes-1.38.png"), fullPage: true });
+
+  // The choice is part of the saved state.
+  assert.equal(await page.evaluate(() => JSON.parse(localStorage.getItem("gangwarden-playground/state")).kubernetesVersion), "1.38");
+  await context.close();
+});
+
 test("a setting is validated as typed and applied to the verdict", async () => {
   const { context, page } = await open("/");
   await firstVerdict(page);

@@ -96,7 +96,8 @@ function currentState() {
     settings[name] = $(`settings-${name}`).value;
     if ($(`enabled-${name}`).checked) ruleSets.push(name);
   }
-  return { manifests: manifestsText(), old: $("old").value, cluster: $("cluster").value, settings, ruleSets };
+  const kubernetesVersion = $("kubernetes-version").value;
+  return { manifests: manifestsText(), old: $("old").value, cluster: $("cluster").value, settings, ruleSets, kubernetesVersion };
 }
 
 function applyState(state) {
@@ -105,6 +106,7 @@ function applyState(state) {
   $("cluster").value = state.cluster ?? "";
   $("old-pane").open = Boolean(state.old);
   $("cluster-pane").open = Boolean(state.cluster);
+  $("kubernetes-version").value = state.kubernetesVersion ?? "";
   const ruleSets = state.ruleSets?.length ? state.ruleSets : RULE_SETS;
   for (const name of RULE_SETS) {
     $(`settings-${name}`).value = state.settings?.[name] ?? "";
@@ -136,6 +138,8 @@ function engineInput(state) {
       cluster: files(CLUSTER_FILE, state.cluster),
       settings,
       ruleSets: state.ruleSets,
+      // Like `gangwarden check --api-version`: the same engine input.
+      ...(state.kubernetesVersion ? { kubernetesVersion: state.kubernetesVersion } : {}),
     },
   };
 }
@@ -332,6 +336,18 @@ function render(report, roundTripMs) {
   } else if (!errors.length) {
     out.push(el("p", {}, "No document to check: paste a Workload, PodGroup, Pod or Kubeflow job."));
   }
+  const refusals = apiserverRefusals(report);
+  if (refusals.length) {
+    out.push(
+      el(
+        "div",
+        { class: "error", id: "apiserver" },
+        el("strong", {}, `Refused by the Kubernetes ${report.kubernetesVersion} apiserver, before any policy:`),
+        el("ul", { class: "findings" }, refusals.map((r) => el("li", { class: "violation" }, el("span", { class: "v rejected" }, "refused"), " ", `${docLabel(r)}: ${r.message} `, el("span", { class: "timing" }, `[${r.category}]`), " ", jumpButton(r.file, r.line, r.column)))),
+      ),
+    );
+    for (const r of refusals) if (r.file === MANIFESTS_FILE && r.line) diagnostics.push({ line: r.line, column: r.column, severity: "error", message: `${r.message} [${r.category}]` });
+  }
   const skipped = report.skipped ?? [];
   if (skipped.length) {
     out.push(el("p", { class: "timing" }, `Not guarded by any policy (accepted untouched): ${skipped.map((s) => `${s.kind ?? "?"} at ${s.file}:${s.line}`).join(", ")}`));
@@ -394,6 +410,12 @@ function lookupText(l) {
   return `${what}${l.fieldMasks?.length ? ` [${l.fieldMasks.join(", ")}]` : ""}: ${result}`;
 }
 
+/// What the chosen release's apiserver refuses: documents in an API version it does not serve
+/// (not checked) and what its validation refuses (checked all the same).
+function apiserverRefusals(report) {
+  return [...(report.unserved ?? []).map((u) => ({ ...u, category: "api-version" })), ...(report.refused ?? []).map((r) => ({ ...r, category: "apiserver" }))];
+}
+
 function summaryText(report, roundTripMs) {
   const docs = report.documents ?? [];
   if ((report.errors ?? []).length) return `The input cannot be checked: ${report.errors[0].message}`;
@@ -409,7 +431,9 @@ function summaryText(report, roundTripMs) {
       if (o === "mutated") mutated++;
     }
   }
-  const head = rejected.length ? `Rejected: ${rejected.join("; ")}.` : "Every document is accepted.";
+  const refusals = apiserverRefusals(report);
+  let head = rejected.length ? `Rejected: ${rejected.join("; ")}.` : "Every document is accepted.";
+  if (refusals.length) head += ` Refused by the Kubernetes ${report.kubernetesVersion} apiserver: ${refusals.map((r) => `${docLabel(r)} [${r.category}]`).join("; ")}.`;
   const extra = [warned ? `${warned} with warnings` : "", mutated ? `${mutated} mutated` : ""].filter(Boolean).join(", ");
   return `${head}${extra ? ` ${extra}.` : ""} ${docs.length} document${docs.length === 1 ? "" : "s"} checked in ${roundTripMs.toFixed(1)} ms.`;
 }
@@ -589,6 +613,7 @@ async function main() {
     });
     $(`enabled-${name}`).addEventListener("change", evaluateNow);
   }
+  $("kubernetes-version").addEventListener("change", evaluateNow);
   $("share").addEventListener("click", share);
   $("reset").addEventListener("click", () => {
     history.replaceState(null, "", location.pathname);

@@ -491,6 +491,23 @@ fn floor_table(floor: &Served, args: &Args) -> String {
     out
 }
 
+/// The Job controller's pair (issue 40) against its target: at or above the baseline's
+/// throughput, within the noise margin.
+fn at_baseline_lines(measured: &[Measured]) -> String {
+    let noise = payloads::AT_BASELINE_NOISE;
+    let mut out = format!(
+        "\nThe Job controller's basic Workload and PodGroup (one of each per Job from Kubernetes 1.38; at admission \
+         and in the audit scanner's shape), target: throughput at or above the baseline's, within {:.0}% noise.\n\n",
+        noise * 100.0
+    );
+    for m in measured.iter().filter(|m| payloads::AT_BASELINE_ROWS.contains(&m.name.as_str())) {
+        let ratio = m.policy_rate / m.baseline_rate;
+        let met = if ratio >= 1.0 - noise { "met" } else { "**NOT met**" };
+        out.push_str(&format!("- {}: {ratio:.2} of the baseline's throughput: {met}\n", m.name));
+    }
+    out
+}
+
 /// Runs every scenario; `Ok(false)` when `args.check` is set and a policy falls below its bar.
 pub fn run(args: &Args) -> Result<bool, String> {
     // kwctl annotates the modules policy-server loads.
@@ -597,6 +614,7 @@ pub fn run(args: &Args) -> Result<bool, String> {
             l / u
         ));
     }
+    out.push_str(&at_baseline_lines(&measured));
     out.push_str(&format!(
         "\npolicy-server's resident memory: {:.0} MiB after the warm-up ({WARM_UP} requests to each entry), {:.0} MiB \
          at the end.\n",

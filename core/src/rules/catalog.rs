@@ -358,8 +358,8 @@ pub const DOCS: &[RuleDoc] = &[
     RuleDoc {
         id: "gang.job-scheduling-group",
         kinds: BATCH,
-        example: "spec.scheduling: Forbidden: may not be set when spec.template.spec.schedulingGroup is set [gang.job-scheduling-group]",
-        upstream: Some(ErrorType::Forbidden),
+        example: "spec.scheduling: is not used: spec.template.spec.schedulingGroup is set, so the Job controller makes no Workload or PodGroup from spec.scheduling and the Pods join the group the template names (Kubernetes 1.38 refuses the two together) [gang.job-scheduling-group]",
+        upstream: None,
     },
     RuleDoc {
         id: "gang.job-delegated-gang",

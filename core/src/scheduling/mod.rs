@@ -54,7 +54,7 @@ pub enum Version {
 }
 
 /// The versions a Pod's PodGroup is looked up in by default, newest first.
-pub const DEFAULT_LOOKUP_VERSIONS: [&str; 3] = ["v1beta1", "v1alpha3", "v1alpha2"];
+pub const DEFAULT_LOOKUP_VERSIONS: [&str; 4] = ["v1", "v1beta1", "v1alpha3", "v1alpha2"];
 
 /// For messages: what this project reads of the group.
 pub const UNDERSTOOD: &str = "scheduling.k8s.io/v1, v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup";

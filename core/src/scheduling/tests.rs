@@ -95,6 +95,6 @@ fn versions_serve_their_kinds() {
     assert_eq!(Version::parse("v2"), None);
     assert_eq!(
         parse_lookup_versions(&default_lookup_versions()).unwrap(),
-        [Version::V1beta1, Version::V1alpha3, Version::V1alpha2]
+        [Version::V1, Version::V1beta1, Version::V1alpha3, Version::V1alpha2]
     );
 }

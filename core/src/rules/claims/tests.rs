@@ -584,7 +584,7 @@ fn settings_are_validated() {
             allowed_claim_templates: Some(vec!["gpu".into()]),
             require_claim_sources_exist: true,
             fail_on_lookup_error: true,
-            scheduling_api_versions: vec!["v1beta1".into(), "v1alpha3".into(), "v1alpha2".into()],
+            scheduling_api_versions: vec!["v1".into(), "v1beta1".into(), "v1alpha3".into(), "v1alpha2".into()],
         }
     );
     assert_eq!(

@@ -16,7 +16,7 @@ pub(super) fn check_batch_job(
     if let Some(group) = group {
         check_size(job, group, v);
     }
-    check_scheduling_group(job, old, v);
+    check_scheduling_group(job, v);
     match old {
         // A CronJob's template may change: it shapes only the Jobs created after.
         Some(old) if job.kind == BatchKind::Job => check_update(job, old, v),
@@ -58,21 +58,38 @@ fn has_both(job: &BatchJob) -> bool {
     job.spec.scheduling.is_some() && job.spec.template.spec.as_ref().is_some_and(|s| s.scheduling_group.is_some())
 }
 
-/// J-04, Kubernetes 1.38 (KEP-5547 beta): `spec.scheduling` and the Pod template's
-/// `schedulingGroup` are not set together, on create and on update unless the old object
-/// already had both. A 1.37 apiserver takes both and the Job controller then ignores
-/// `spec.scheduling`: the Pods join the group the template names. The wording is assumed
-/// (the 1.38 code cannot be read yet), in the apiserver's field-error form.
-fn check_scheduling_group(job: &BatchJob, old: Option<&BatchJob>, v: &mut Verdict) {
-    if !has_both(job) || old.is_some_and(has_both) {
+/// J-04: `spec.scheduling` next to the Pod template's `schedulingGroup`. A 1.37 apiserver
+/// takes both and the Job controller then compiles nothing from `spec.scheduling` (KEP-5547,
+/// `manageNone`): the Pods join the group the template names. A 1.38 apiserver refuses the
+/// pair before any webhook ([`refused_by_kubernetes_1_38`]), so a policy sees it only from a
+/// 1.37 apiserver, or on 1.38 for an object that already had both: a warning either way.
+fn check_scheduling_group(job: &BatchJob, v: &mut Verdict) {
+    if !has_both(job) {
         return;
     }
     let spec = job.spec_path();
     let group = spec.child("template").child("spec").child("schedulingGroup");
-    v.deny(
+    v.warn(
         JOB_SCHEDULING_GROUP,
-        FieldError::forbidden(spec.child("scheduling"), format!("may not be set when {group} is set")),
+        spec.child("scheduling"),
+        format!(
+            "is not used: {group} is set, so the Job controller makes no Workload or PodGroup from spec.scheduling and the Pods join the group the template names (Kubernetes 1.38 refuses the two together)"
+        ),
     );
+}
+
+/// What a Kubernetes 1.38 apiserver's built-in validation refuses here (KEP-5547 beta):
+/// `spec.scheduling` with the Pod template's `schedulingGroup`, on create and on update
+/// unless the old object already had both. The offline faces report it for `--api-version
+/// 1.38`, standing in for the apiserver; the policies never see such a request there. The
+/// wording is assumed (the 1.38 code cannot be read yet), in the apiserver's field-error form.
+pub fn refused_by_kubernetes_1_38(job: &BatchJob, old: Option<&BatchJob>) -> Option<FieldError> {
+    if !has_both(job) || old.is_some_and(has_both) {
+        return None;
+    }
+    let spec = job.spec_path();
+    let group = spec.child("template").child("spec").child("schedulingGroup");
+    Some(FieldError::forbidden(spec.child("scheduling"), format!("may not be set when {group} is set")))
 }
 
 /// J-05, Kubernetes 1.38 (KEP-5547 beta): a Job owned by a parent that makes the Workload,
@@ -201,6 +218,50 @@ mod tests {
 
     fn scheduling(parallelism: i32, scheduling: Value) -> Value {
         json!({"parallelism": parallelism, "scheduling": scheduling, "template": {"spec": {"containers": [{"name": "c"}]}}})
+    }
+
+    #[test]
+    fn scheduling_next_to_a_scheduling_group_warns_and_is_what_1_38_refuses() {
+        let mut spec = scheduling(2, json!({"schedulingPolicy": {"gang": {"minCount": 2}}}));
+        spec["template"]["spec"]["schedulingGroup"] = json!({"podGroupName": "g"});
+        let warning = |at: &str| {
+            format!(
+                "{at}.scheduling: is not used: {at}.template.spec.schedulingGroup is set, so the Job controller makes no Workload or PodGroup from spec.scheduling and the Pods join the group the template names (Kubernetes 1.38 refuses the two together) [gang.job-scheduling-group]"
+            )
+        };
+        // The policy's answer is the same on create and update: a warning, never a rejection.
+        assert_eq!(run(&Settings::default(), job(spec.clone()), None), (vec![], vec![warning("spec")]));
+        assert_eq!(
+            run(&Settings::default(), job(spec.clone()), Some(job(spec.clone()))),
+            (vec![], vec![warning("spec")])
+        );
+        assert_eq!(
+            run(&Settings::default(), cron_job(spec.clone()), None),
+            (vec![], vec![warning("spec.jobTemplate.spec")])
+        );
+        let decode = |o: Value| {
+            BatchJob::decode(BatchKind::from_kind(o["kind"].as_str().unwrap()).unwrap(), &o.to_string()).unwrap()
+        };
+        let refusal = |o: Value, old: Option<Value>| {
+            refused_by_kubernetes_1_38(&decode(o), old.map(decode).as_ref()).map(|e| e.to_string())
+        };
+        assert_eq!(
+            refusal(job(spec.clone()), None).as_deref(),
+            Some("spec.scheduling: Forbidden: may not be set when spec.template.spec.schedulingGroup is set")
+        );
+        assert_eq!(
+            refusal(cron_job(spec.clone()), None).as_deref(),
+            Some(
+                "spec.jobTemplate.spec.scheduling: Forbidden: may not be set when spec.jobTemplate.spec.template.spec.schedulingGroup is set"
+            )
+        );
+        // On update 1.38 keeps an object that already had both; adding the pair is refused.
+        assert_eq!(refusal(job(spec.clone()), Some(job(spec.clone()))), None);
+        let mut without = spec.clone();
+        without["template"]["spec"].as_object_mut().unwrap().remove("schedulingGroup");
+        assert!(refusal(job(spec.clone()), Some(job(without.clone()))).is_some());
+        assert_eq!(refusal(job(without.clone()), None), None);
+        assert_eq!(run(&Settings::default(), job(without), None), (vec![], vec![]));
     }
 
     #[test]

@@ -33,6 +33,7 @@ mod trainer;
 mod workload;
 
 use batch::check_batch_job;
+pub use batch::refused_by_kubernetes_1_38;
 use group::{
     Group, check_against_template, check_composite_pod_group, check_composite_update, check_pod_group,
     check_pod_group_update, parent_of,
@@ -226,7 +227,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: JOB_SCHEDULING_GROUP,
         catalogue: "J-04",
-        summary: "1.38 Job and CronJob: spec.scheduling is not set together with the Pod template's schedulingGroup (create, and update unless the old object had both)",
+        summary: "warn when a Job or CronJob sets spec.scheduling next to the Pod template's schedulingGroup: 1.37 does not use spec.scheduling then (1.38's apiserver refuses the pair before any webhook)",
     },
     RuleInfo {
         id: JOB_DELEGATED_GANG,

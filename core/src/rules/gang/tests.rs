@@ -420,13 +420,17 @@ fn a_pod_finds_its_group_through_the_versions_in_order() {
             "spec.schedulingGroup.podGroupName: PodGroup \"g\" does not exist in namespace \"ml\" yet; the Pod stays Pending until it is created [gang.pod-group-exists]"
         ]
     );
+    // 1.38 as planned: v1 answers first.
+    let planned = MemoryCluster::new(vec![object("v1", "PodGroup", "g", json!({}))])
+        .serving(["scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1"]);
+    assert_eq!(run_with(pod("g"), None, &planned), (Vec::new(), Vec::new()));
     // A cluster without any of them (the feature is off) cannot answer.
-    let none = MemoryCluster::new(vec![]).serving(["scheduling.k8s.io/v1"]);
+    let none = MemoryCluster::new(vec![]).serving(["scheduling.k8s.io/v1alpha1"]);
     let (_, w) = run_with(pod("g"), None, &none);
     assert_eq!(
         w,
         [
-            "spec.schedulingGroup.podGroupName: cannot look up PodGroup \"g\": the cluster serves PodGroups in none of scheduling.k8s.io/v1beta1, scheduling.k8s.io/v1alpha3, scheduling.k8s.io/v1alpha2; the check was skipped [gang.pod-group-exists]"
+            "spec.schedulingGroup.podGroupName: cannot look up PodGroup \"g\": the cluster serves PodGroups in none of scheduling.k8s.io/v1, scheduling.k8s.io/v1beta1, scheduling.k8s.io/v1alpha3, scheduling.k8s.io/v1alpha2; the check was skipped [gang.pod-group-exists]"
         ]
     );
 }
