@@ -236,30 +236,34 @@ pub fn junit(report: &Report) -> String {
             });
         }
     }
-    for doc in &report.unserved {
+    // What the chosen release's apiserver refuses: one failed test case each.
+    let unserved = report.unserved.iter().map(|doc| {
+        (
+            format!("{} {}/{} [api-version]", doc.kind, doc.namespace, doc.name),
+            &doc.file,
+            doc.line,
+            doc.column,
+            &doc.message,
+        )
+    });
+    let refused = report.refused.iter().map(|doc| {
+        (
+            format!("{} [apiserver]", label(&doc.kind, &doc.namespace, &doc.name)),
+            &doc.file,
+            doc.line,
+            doc.column,
+            &doc.message,
+        )
+    });
+    for (name, file, line, column, message) in unserved.chain(refused) {
         tests += 1;
         failures += 1;
-        let name = format!("{} {}/{} [api-version]", doc.kind, doc.namespace, doc.name);
-        let classname = format!("{}:{}:{}", doc.file, doc.line, doc.column);
         let _ = writeln!(
             cases,
             "    <testcase name=\"{}\" classname=\"{}\">\n      <failure message=\"{}\" type=\"rejected\"/>\n    </testcase>",
             xml_escape(&name),
-            xml_escape(&classname),
-            xml_escape(&doc.message)
-        );
-    }
-    for doc in &report.refused {
-        tests += 1;
-        failures += 1;
-        let name = format!("{} [apiserver]", label(&doc.kind, &doc.namespace, &doc.name));
-        let classname = format!("{}:{}:{}", doc.file, doc.line, doc.column);
-        let _ = writeln!(
-            cases,
-            "    <testcase name=\"{}\" classname=\"{}\">\n      <failure message=\"{}\" type=\"rejected\"/>\n    </testcase>",
-            xml_escape(&name),
-            xml_escape(&classname),
-            xml_escape(&doc.message)
+            xml_escape(&format!("{file}:{line}:{column}")),
+            xml_escape(message)
         );
     }
     for doc in &report.skipped {
