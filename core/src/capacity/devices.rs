@@ -276,11 +276,14 @@ impl<'c> Asked<'c> {
 }
 
 impl Supply {
-    /// Reads the slice list's text once, counting each device for the alternatives it may
-    /// serve: linear in slices × devices × alternatives. `unbounded` comes from [`Asked::new`].
-    pub fn read(list: &str, asked: &Asked, mut unbounded: Vec<bool>) -> Result<Supply, String> {
-        let list: Value = serde_json::from_str(list).map_err(|e| e.to_string())?;
-        let items = list.get("items").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    /// The slices of a slice list read from its text.
+    pub fn items(list: &Value) -> &[Value] {
+        list.get("items").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    /// Reads the slices once, counting each device for the alternatives it may serve: linear
+    /// in slices × devices × alternatives. `unbounded` comes from [`Asked::new`].
+    pub fn read(items: &[Value], asked: &Asked, mut unbounded: Vec<bool>) -> Supply {
         // Pools by (driver, name): the highest generation, its slices and how many it should have.
         let mut pools: HashMap<(&str, &str), (i64, u64, u64)> = HashMap::new();
         fn spec_of(s: &Value) -> Option<(&str, &str, i64, u64)> {
@@ -343,7 +346,7 @@ impl Supply {
                 supply.push(Reach::read(spec), entry);
             }
         }
-        Ok(supply)
+        supply
     }
 
     fn push(&mut self, reach: Option<Reach>, entry: Entry) {

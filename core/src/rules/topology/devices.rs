@@ -72,8 +72,14 @@ pub(super) fn read_devices(
     let failed = |v: &mut Verdict, what: &str, e: &LookupError| {
         v.lookup_failed(POD_FITS, at.clone(), what, e, settings.fail_on_lookup_error)
     };
-    let slices = match cluster.list(&resource_slice_query()) {
-        Ok(list) => list,
+    let slices = match cluster.list(&resource_slice_query()).map(|l| serde_json::from_str::<serde_json::Value>(&l)) {
+        // A cluster that lists no slice: its DRA drivers are not installed yet.
+        Ok(Ok(list)) if Supply::items(&list).is_empty() => return (findings, None),
+        Ok(Ok(list)) => list,
+        Ok(Err(e)) => {
+            failed(v, "ResourceSlices", &LookupError::Failed(format!("cannot read the ResourceSlice list: {e}")));
+            return (findings, None);
+        }
         // No DRA API, or `gangwarden check` given no slices: the devices are not known.
         Err(LookupError::NotServed { .. } | LookupError::NotGiven { .. }) => return (findings, None),
         Err(e) => {
@@ -95,15 +101,7 @@ pub(super) fn read_devices(
     };
     let (asked, unbounded) = Asked::new(&pods, &classes);
     let first = asked.first();
-    let supply = match Supply::read(&slices, &asked, unbounded) {
-        // A cluster that lists no slice: its DRA drivers are not installed yet.
-        Ok(supply) if supply.slices == 0 => return (findings, None),
-        Ok(supply) => supply,
-        Err(e) => {
-            failed(v, "ResourceSlices", &LookupError::Failed(format!("cannot read the ResourceSlice list: {e}")));
-            return (findings, None);
-        }
-    };
+    let supply = Supply::read(Supply::items(&slices), &asked, unbounded);
     drop(asked);
     (findings, Some(Devices { pods, supply, first }))
 }
