@@ -28,7 +28,6 @@ use serde_json::Value;
 use super::cel::{Device, Selector};
 use super::fit::{Finding, Shape};
 use super::placement::Placement;
-use crate::decode::RawJson;
 use crate::field::{BadValue, Path, plural};
 use crate::nodes::{Node, Wanted};
 
@@ -190,9 +189,7 @@ impl Reach {
             return Some(Reach::Name(name.to_string()));
         }
         if let Some(selector) = v.get("nodeSelector").filter(|s| !s.is_null()) {
-            let affinity =
-                serde_json::json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": selector}});
-            let mut placement = Placement::read(None, Some(&RawJson(crate::decode::to_raw(&affinity))), None, &[])?;
+            let mut placement = Placement::node_selector(selector)?;
             // A slice's node selector reads no taints.
             placement.tolerate_every_taint();
             return Some(Reach::Selector(placement));
@@ -284,8 +281,6 @@ impl Supply {
     /// Reads the slices once, counting each device for the alternatives it may serve: linear
     /// in slices × devices × alternatives. `unbounded` comes from [`Asked::new`].
     pub fn read(items: &[Value], asked: &Asked, mut unbounded: Vec<bool>) -> Supply {
-        // Pools by (driver, name): the highest generation, its slices and how many it should have.
-        let mut pools: HashMap<(&str, &str), (i64, u64, u64)> = HashMap::new();
         fn spec_of(s: &Value) -> Option<(&str, &str, i64, u64)> {
             let spec = s.get("spec")?;
             let pool = spec.get("pool")?;
@@ -296,24 +291,31 @@ impl Supply {
                 pool.get("resourceSliceCount").and_then(Value::as_u64).unwrap_or(1),
             ))
         }
+        // Pools by (driver, name): the highest generation, its slices and how many it should
+        // have, and its driver.
+        let mut index: HashMap<(&str, &str), usize> = HashMap::new();
+        let mut pools: Vec<(i64, u64, u64, &str)> = Vec::new();
         for (driver, name, generation, count) in items.iter().filter_map(spec_of) {
-            let pool = pools.entry((driver, name)).or_insert((generation, 0, count));
+            let i = *index.entry((driver, name)).or_insert_with(|| {
+                pools.push((generation, 0, count, driver));
+                pools.len() - 1
+            });
+            let pool = &mut pools[i];
             if generation > pool.0 {
-                *pool = (generation, 0, count);
+                *pool = (generation, 0, count, driver);
             }
             if generation == pool.0 {
                 pool.1 += 1;
             }
         }
         let n = asked.alternatives.len();
-        for ((driver, _), (_, slices, count)) in &pools {
+        for (_, slices, count, driver) in &pools {
             if slices < count {
                 for (i, u) in unbounded.iter_mut().enumerate() {
                     *u |= asked.may_serve_driver(i, driver);
                 }
             }
         }
-        let index: HashMap<(&str, &str), usize> = pools.keys().enumerate().map(|(i, k)| (*k, i)).collect();
         let mut supply =
             Supply { entries: Vec::new(), by_node: HashMap::new(), elsewhere: Vec::new(), unbounded, slices: 0 };
         for item in items {
@@ -321,7 +323,7 @@ impl Supply {
             supply.slices += 1;
             let spec = &item["spec"];
             let pool = index[&(driver, name)];
-            let stale = generation < pools[&(driver, name)].0;
+            let stale = generation < pools[pool].0;
             let devices = spec.get("devices").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
             let per_device = spec.get("perDeviceNodeSelection").and_then(Value::as_bool).unwrap_or(false);
             let pods = asked.first.len();
