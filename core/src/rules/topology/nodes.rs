@@ -122,9 +122,11 @@ fn pass<'a>(
         if let Some(d) = device_analysis.as_mut() {
             d.add(node, &demand.shapes);
         }
-        let settled = analysis.as_ref().is_none_or(Analysis::settled)
+        // In this order: whether the analyses are settled is asked only once every key is.
+        let settled = unsettled == 0
+            && analysis.as_ref().is_none_or(Analysis::settled)
             && device_analysis.as_ref().is_none_or(DeviceAnalysis::settled);
-        if unsettled == 0 && settled { Flow::Stop } else { Flow::Continue }
+        if settled { Flow::Stop } else { Flow::Continue }
     })?;
     let mut findings = analysis.map(|a| a.findings()).unwrap_or_default();
     findings.extend(device_analysis.map(|d| d.findings(&demand.shapes)).unwrap_or_default());
