@@ -20,6 +20,10 @@
 //! A Node fits when each request has an alternative with enough devices (`count`, or one
 //! for `All`), and the plain requests (one alternative, `ExactCount`, no `adminAccess`)
 //! together need no more devices than the Node has that match any of them.
+//!
+//! Cost: each device is matched once against each alternative (slices × devices ×
+//! alternatives); then a Node adds up the slices naming it, those whose node selector it
+//! matches, and once what reaches every Node.
 
 use std::collections::HashMap;
 
@@ -216,7 +220,12 @@ pub struct Supply {
     /// Alternatives of every pod's requests, flattened: entries count devices per index.
     entries: Vec<(Option<Reach>, Entry)>,
     by_node: HashMap<String, Vec<usize>>,
+    /// Entries reaching Nodes by selector (each Node is matched against them).
     elsewhere: Vec<usize>,
+    /// What the newest slices reaching every Node offer, added up once; and, by pool, whether
+    /// one of them is the pool's.
+    everywhere: (Vec<u64>, Vec<u64>),
+    everywhere_pools: Vec<bool>,
     /// Alternatives no Node limits (an incomplete pool may serve them, `adminAccess`).
     unbounded: Vec<bool>,
     pub slices: usize,
@@ -316,8 +325,15 @@ impl Supply {
                 }
             }
         }
-        let mut supply =
-            Supply { entries: Vec::new(), by_node: HashMap::new(), elsewhere: Vec::new(), unbounded, slices: 0 };
+        let mut supply = Supply {
+            entries: Vec::new(),
+            by_node: HashMap::new(),
+            elsewhere: Vec::new(),
+            everywhere: (vec![0; n], vec![0; asked.first.len()]),
+            everywhere_pools: vec![false; pools.len()],
+            unbounded,
+            slices: 0,
+        };
         for item in items {
             let Some((driver, name, generation, _)) = spec_of(item) else { continue };
             supply.slices += 1;
@@ -351,11 +367,21 @@ impl Supply {
         supply
     }
 
+    /// Files an entry where Nodes find it: by name, among those matched by selector, or
+    /// (newest slices reaching every Node) added to what every Node offers, so a Node costs
+    /// what reaches it alone.
     fn push(&mut self, reach: Option<Reach>, entry: Entry) {
         let i = self.entries.len();
         match &reach {
             Some(Reach::Name(node)) => self.by_node.entry(node.clone()).or_default().push(i),
-            _ => self.elsewhere.push(i),
+            Some(Reach::Selector(_)) => self.elsewhere.push(i),
+            _ if entry.stale => self.elsewhere.push(i),
+            _ => {
+                add(&mut self.everywhere.0, &entry.counts);
+                add(&mut self.everywhere.1, &entry.plain);
+                self.everywhere_pools[entry.pool] = true;
+                return;
+            }
         }
         self.entries.push((reach, entry));
     }
@@ -383,7 +409,9 @@ impl Supply {
     /// plain requests.
     fn on_node(&self, node: &Node, pods: usize) -> (Vec<u64>, Vec<u64>) {
         let mut counts: Vec<u64> = self.unbounded.iter().map(|u| if *u { UNBOUNDED } else { 0 }).collect();
-        let mut plain = vec![0u64; pods];
+        add(&mut counts, &self.everywhere.0);
+        let mut plain = self.everywhere.1.clone();
+        debug_assert_eq!(plain.len(), pods);
         let local = node.name.as_deref().and_then(|n| self.by_node.get(n)).map(Vec::as_slice).unwrap_or_default();
         let reaching =
             local.iter().chain(&self.elsewhere).map(|i| &self.entries[*i]).filter(|(reach, _)| match reach {
@@ -397,7 +425,7 @@ impl Supply {
         }
         // An older generation where no newer slice of its pool reaches: only the allocator's
         // stable version counts it, by what it holds; no limit here.
-        for e in stale.iter().filter(|e| !fresh.iter().any(|f| f.pool == e.pool)) {
+        for e in stale.iter().filter(|e| !self.everywhere_pools[e.pool] && !fresh.iter().any(|f| f.pool == e.pool)) {
             let unbounded =
                 |c: &Vec<u64>| -> Vec<u64> { c.iter().map(|c| if *c > 0 { UNBOUNDED } else { 0 }).collect() };
             add(&mut counts, &unbounded(&e.counts));
