@@ -14,8 +14,8 @@
 //!   allocator's stable version counts it there) is unbounded too;
 //! - `adminAccess` and devices with `allowMultipleAllocations` are unbounded; taints, shared
 //!   counters, partitions and current allocations are never subtracted;
-//! - a class that does not exist (the claims rule set's business), a claim or template that
-//!   cannot be read, leaves the request (or the claim) out.
+//! - a request whose class does not exist (the claims rule set's business) sets no limit; a
+//!   claim or template that does not exist or cannot be read is left out.
 //!
 //! A Node fits when each request has an alternative with enough devices (`count`, or one
 //! for `All`), and the plain requests (one alternative, `ExactCount`, no `adminAccess`)
@@ -42,8 +42,10 @@ pub const UNBOUNDED: u64 = u64::MAX;
 pub const MAX_DEVICES_PER_CLAIM: u64 = 32;
 
 /// The field masks a ResourceClaim or ResourceClaimTemplate is read with, by the claims and
-/// the topology rule sets alike (one cached GET in the bundle): its device requests.
-pub const CLAIM_SOURCE_MASKS: &[&str] = &["metadata.name", "spec.devices.requests", "spec.spec.devices.requests"];
+/// the topology rule sets alike (one cached GET in the bundle): its device requests, and
+/// whether a claim is allocated already.
+pub const CLAIM_SOURCE_MASKS: &[&str] =
+    &["metadata.name", "spec.devices.requests", "spec.spec.devices.requests", "status.allocation"];
 
 /// How many devices a request wants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -127,6 +127,11 @@ fn read_claim(
     match cluster.get(&query, name) {
         Ok(Some(object)) => {
             let object: serde_json::Value = serde_json::from_str(object.get()).ok()?;
+            // An allocated claim needs no device now (its devices may even have left the
+            // slices since): the scheduler only matches its allocation's node selector.
+            if object.pointer("/status/allocation").is_some_and(|a| !a.is_null()) {
+                return None;
+            }
             Claim::read(at.clone(), kind, name, object.pointer(spec)?)
         }
         Ok(None) | Err(LookupError::NotServed { .. } | LookupError::NotGiven { .. }) => None,

@@ -632,6 +632,20 @@ fn dra_supply_is_never_under_counted() {
     // A class that does not exist, a template that does not exist: no claim.
     let cluster = gpu_cluster(vec![claim_template("ghost", gpus("no-such-class", 16))]);
     assert_eq!(run(&s, job_with_claims(&["ghost", "missing"]), &cluster), quiet);
+    // A shared claim already allocated needs no device now.
+    let mut allocated = claim_template("shared", gpus("gpu.nvidia.com", 16));
+    allocated["kind"] = json!("ResourceClaim");
+    allocated["spec"] = allocated["spec"]["spec"].clone();
+    let mut job = job_with_claims(&[]);
+    job["spec"]["template"]["spec"]["resourceClaims"] = json!([{"name": "c", "resourceClaimName": "shared"}]);
+    let (_, warnings) = run(&s, job.clone(), &gpu_cluster(vec![allocated.clone()]));
+    assert!(
+        warnings[0].contains(r#"in its claim from ResourceClaim "shared", request "gpus" asks for 16"#),
+        "{warnings:?}"
+    );
+    allocated["status"] = json!({"allocation": {"nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": ["n0"]}]}]}}});
+    assert_eq!(run(&s, job, &gpu_cluster(vec![allocated])), quiet);
     // `All` needs one matching device.
     let all_mode = json!([{"name": "gpus", "exactly": {"deviceClassName": "mig.nvidia.com", "allocationMode": "All"}}]);
     let cluster = gpu_cluster(vec![claim_template("all", all_mode)]);
