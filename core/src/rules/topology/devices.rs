@@ -33,7 +33,12 @@ pub(super) fn read_devices(
     let mut pods = Vec::new();
     for (shape, named) in demand.claims.iter().enumerate().filter(|(_, c)| !c.is_empty()) {
         let mut claims = Vec::new();
+        // Two entries naming one ResourceClaim share it: it is allocated once.
+        let mut shared = std::collections::HashSet::new();
         for (at, kind, name) in named {
+            if *kind == "ResourceClaim" && !shared.insert(name.as_str()) {
+                continue;
+            }
             let known = read.iter().find(|(k, n, _)| k == kind && n == name).map(|(_, _, c)| c.clone());
             let claim = match known {
                 Some(claim) => claim,

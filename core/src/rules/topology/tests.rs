@@ -643,6 +643,14 @@ fn dra_supply_is_never_under_counted() {
         warnings[0].contains(r#"in its claim from ResourceClaim "shared", request "gpus" asks for 16"#),
         "{warnings:?}"
     );
+    // Two entries naming one ResourceClaim: allocated once, its 8 GPUs counted once.
+    let mut eight = claim_template("shared", gpus("gpu.nvidia.com", 8));
+    eight["kind"] = json!("ResourceClaim");
+    eight["spec"] = eight["spec"]["spec"].clone();
+    let mut twice = job_with_claims(&[]);
+    twice["spec"]["template"]["spec"]["resourceClaims"] =
+        json!([{"name": "a", "resourceClaimName": "shared"}, {"name": "b", "resourceClaimName": "shared"}]);
+    assert_eq!(run(&s, twice, &gpu_cluster(vec![eight])), quiet);
     allocated["status"] = json!({"allocation": {"nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
         {"key": "metadata.name", "operator": "In", "values": ["n0"]}]}]}}});
     assert_eq!(run(&s, job, &gpu_cluster(vec![allocated])), quiet);
