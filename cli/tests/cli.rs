@@ -77,6 +77,7 @@ fn examples_are_reported_at_their_lines() {
             "examples/manifests/capacity.yaml:16:9: warning: Job ml/pretrain: spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
             "examples/manifests/capacity.yaml:41:15: warning: Job ml/one-big-pod: spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: no node can ever run this pod: one pod asks 16 nvidia.com/gpu, and the largest of the 6 eligible nodes has 8 allocatable [topology.pod-fits]",
             "examples/manifests/capacity.yaml:76:7: warning: PyTorchJob ml/llama-70b: spec.runPolicy.schedulingPolicy.minAvailable: the gang of 8 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
+            "examples/manifests/dra.yaml:14:9: warning: Job ml/dra-pretrain: spec.template.spec.resourceClaims[0]: no node can ever run this pod: in its claim from ResourceClaimTemplate \"sixteen-gpus\", request \"gpus\" asks for 16 devices of DeviceClass \"gpu.nvidia.com\" (8 at most) on any of the 6 nodes it may use, counting the devices of the ResourceSlices that reach each node (checked 6 nodes and 4 ResourceSlices) [topology.pod-fits]",
             "examples/manifests/drifted.yaml:13:3: error: PodGroup ml/train-workers-retry: spec.schedulingPolicy: Invalid value: {\"gang\":{\"minCount\":4}}: must equal the schedulingPolicy of Workload \"train\" template \"workers\": {\"gang\":{\"minCount\":2}} [gang.template-consistency]",
             "examples/manifests/drifted.yaml:18:9: error: PodGroup ml/train-workers-retry: spec.schedulingConstraints.topology[0].key: Invalid value: \"topology.kubernetes.io/zon\": no node carries the label \"topology.kubernetes.io/zon\" (checked 6 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
             "examples/manifests/drifted.yaml:28:5: warning: Pod ml/eval-0: spec.schedulingGroup.podGroupName: PodGroup \"eval\" does not exist in namespace \"ml\" yet; the Pod stays Pending until it is created [gang.pod-group-exists]",
@@ -89,7 +90,7 @@ fn examples_are_reported_at_their_lines() {
             "examples/manifests/trainjob.yaml:14:3: error: ClusterTrainingRuntime torch-gang: spec.podGroupPolicy: Invalid value: \"{coscheduling, volcano}\": must specify exactly one of: `coscheduling`, `volcano` (with both, Trainer makes two PodGroups and the job can stay Pending, kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:42:3: error: TrainJob ml/llama-finetune: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-gang\"}: ClusterTrainingRuntime \"torch-gang\" sets both coscheduling and volcano in spec.podGroupPolicy, so Trainer makes two PodGroups for the job and it can stay Pending (kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:54:3: error: TrainJob ml/llama-eval: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-distributed\"}: clustertrainingruntimes.trainer.kubeflow.org \"torch-distributed\" not found: specified clusterTrainingRuntime must be created before the TrainJob is created [run-policy.runtime-exists]",
-            "22 documents checked in 28 files: 14 accepted, 8 rejected, 8 warnings; 29 documents skipped (no rule set guards them)",
+            "23 documents checked in 30 files: 15 accepted, 8 rejected, 9 warnings; 37 documents skipped (no rule set guards them)",
         ]
     );
     assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");
@@ -291,7 +292,7 @@ fn json_output_has_the_report_fields() {
     }
     assert_eq!(
         report["summary"],
-        json!({"documents": 24, "checked": 18, "accepted": 10, "rejected": 8, "warnings": 5, "mutated": 0, "skipped": 6, "unserved": 0, "refused": 0})
+        json!({"documents": 32, "checked": 19, "accepted": 11, "rejected": 8, "warnings": 6, "mutated": 0, "skipped": 13, "unserved": 0, "refused": 0})
     );
     for doc in report["documents"].as_array().expect("documents") {
         for field in
@@ -337,7 +338,7 @@ fn sarif_output_meets_the_schema_requirements() {
     let rules = driver["rules"].as_array().expect("rules");
     assert!(rules.iter().all(|r| r["id"].is_string() && r["shortDescription"]["text"].is_string()));
     let results = runs[0]["results"].as_array().expect("results");
-    assert_eq!(results.len(), 15);
+    assert_eq!(results.len(), 16);
     for r in results {
         assert!(r["message"]["text"].is_string(), "{r}");
         let index = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
@@ -350,7 +351,7 @@ fn sarif_output_meets_the_schema_requirements() {
     }
     let restart = results.iter().find(|r| r["ruleId"] == "run-policy.restart-policy").expect("restart policy");
     assert_eq!(restart["locations"][0]["physicalLocation"]["region"], json!({"startLine": 24, "startColumn": 7}));
-    assert_eq!(results.iter().filter(|r| r["level"] == "warning").count(), 5);
+    assert_eq!(results.iter().filter(|r| r["level"] == "warning").count(), 6);
 }
 
 #[test]
@@ -363,13 +364,14 @@ fn junit_output_is_xml_with_a_failure_per_rejection() {
     assert_eq!(root.tag_name().name(), "testsuites");
     let suite = root.children().find(|n| n.has_tag_name("testsuite")).expect("testsuite");
     let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
-    // 18 documents x 4 rule sets, and the 6 Nodes skipped.
-    assert_eq!(cases.len(), 78);
-    assert_eq!(suite.attribute("tests"), Some("78"));
+    // 19 documents x 4 rule sets, and the 13 cluster objects skipped (the 6 Nodes; dra.yaml's
+    // DeviceClasses, ResourceSlices and claim template).
+    assert_eq!(cases.len(), 89);
+    assert_eq!(suite.attribute("tests"), Some("89"));
     let failures: Vec<_> = cases.iter().filter_map(|c| c.children().find(|n| n.has_tag_name("failure"))).collect();
     assert_eq!(failures.len(), 10);
     assert_eq!(suite.attribute("failures"), Some("10"));
-    assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 6);
+    assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 13);
     let restart = cases
         .iter()
         .find(|c| c.attribute("name") == Some("PyTorchJob ml/resnet [runPolicy]"))

@@ -11,7 +11,9 @@
 //! node selectors, required node affinity, taints tolerated by the pod itself, by its
 //! RuntimeClass, by Kueue (the object carries a queue label) or by the cluster's own admission
 //! (the setting `capacityAddedTolerations`), and replica types of no pods whose templates may
-//! ask for anything.
+//! ask for anything. A Job's pods may also claim DRA devices through ResourceClaimTemplates:
+//! the oracle publishes ResourceSlices that give each node the devices of the pods it placed
+//! there (`dra_claims`), and no DRA finding may be made either.
 //!
 //! Queues, the same way: a Job, PyTorchJob or TrainJob with Kueue's queue label gets a LocalQueue and a
 //! ClusterQueue that can admit it (the oracle assigns each pod set a flavor in each resource
@@ -580,7 +582,111 @@ fn node_object(i: usize, n: &Node, d: &mut Draw) -> Value {
         "spec": {"taints": taints}, "status": {"allocatable": allocatable}})
 }
 
-/// A Job: `parallelism` pods, a gang of `minCount` of them (in one rack when it names the rack
+const DRA_DRIVER: &str = "gpu.example.com";
+
+/// A GPU as the DRA driver publishes it (an unqualified name is in the driver's domain).
+fn dra_device(name: String, kind: &str, d: &mut Draw) -> Value {
+    let product = if d.chance(50) { "productName" } else { "gpu.example.com/productName" };
+    let mut device = json!({"name": name, "attributes": {"type": {"string": kind}, product: {"string": "H100"}},
+        "capacity": {"memory": {"value": "80Gi"}}});
+    // Only devices the pods do not need are tainted: a taint they do not tolerate is real.
+    if kind != "gpu" && d.chance(30) {
+        device["taints"] = json!([{"key": "gpu.example.com/unhealthy", "effect": "NoSchedule"}]);
+    }
+    device
+}
+
+/// DRA claims for the pods placed on `on` (`together` of them, round robin as [`put`] places
+/// them): ResourceClaimTemplates whose requests the pods' nodes can serve, the DeviceClass and
+/// ResourceSlices that give each node at least what its pods claim (node-local pools, a pool
+/// selected by the node's rack, a pool on every node), with noise the rules must not count
+/// against the pods: MIG devices and another driver's, an older generation of a pool, shared
+/// devices, taints, `firstAvailable` alternatives that no node can serve, selectors only some
+/// devices match, and templates the cluster lacks.
+fn dra_claims(
+    d: &mut Draw,
+    spec: &mut Value,
+    on: &BTreeSet<usize>,
+    nodes: &[Node],
+    together: u64,
+    out: &mut Vec<Value>,
+) {
+    let claims = 1 + d.below(2) as usize;
+    let counts: Vec<u64> = (0..claims).map(|_| u64::from(d.below(3)) + 1).collect();
+    let per_pod: u64 = counts.iter().sum();
+    let class = "gpu.dra.example.com";
+    out.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": class},
+        "spec": {"selectors": [{"cel": {"expression":
+            "device.driver == 'gpu.example.com' && device.attributes['gpu.example.com'].type == 'gpu'"}}]}}));
+    let mut entries = Vec::new();
+    for (i, count) in counts.iter().enumerate() {
+        let template = format!("gpus-{i}");
+        let mut exactly = json!({"deviceClassName": class, "count": count});
+        if d.chance(30) {
+            exactly["selectors"] =
+                json!([{"cel": {"expression": "device.attributes['gpu.example.com'].productName == 'H100'"}}]);
+        }
+        let request = if d.chance(25) {
+            let impossible = json!({"name": "huge", "deviceClassName": class, "count": 1000});
+            let mut fits = exactly.clone();
+            fits["name"] = json!("fits");
+            json!({"name": "gpus", "firstAvailable": [impossible, fits]})
+        } else {
+            json!({"name": "gpus", "exactly": exactly})
+        };
+        out.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": template, "namespace": "ml"}, "spec": {"spec": {"devices": {"requests": [request]}}}}));
+        entries.push(json!({"name": format!("claim-{i}"), "resourceClaimTemplateName": template}));
+    }
+    if d.chance(15) {
+        // A template the cluster lacks: the claims policy's business, never a capacity finding.
+        entries.push(json!({"name": "missing", "resourceClaimTemplateName": "no-such-template"}));
+    }
+    spec["resourceClaims"] = json!(entries);
+    // Each target node holds the devices of the pods placed on it.
+    let targets: Vec<usize> = on.iter().copied().collect();
+    let placed = |k: usize| together / targets.len() as u64 + u64::from((k as u64) < together % targets.len() as u64);
+    for (k, t) in targets.iter().enumerate() {
+        let need = placed(k) * per_pod;
+        let node = format!("node-{t}");
+        let shared = d.chance(10);
+        let mut devices: Vec<Value> =
+            (0..if shared { 1 } else { need }).map(|g| dra_device(format!("gpu-{g}"), "gpu", d)).collect();
+        if shared {
+            devices[0]["allowMultipleAllocations"] = json!(true);
+        }
+        if d.chance(30) {
+            devices.extend((0..3).map(|m| dra_device(format!("gpu-0-mig-{m}"), "mig", d)));
+        }
+        let reach = match d.below(4) {
+            1 => json!({"nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": RACK, "operator": "In", "values": [nodes[*t].labels[RACK]]}]}]}}),
+            2 => json!({"allNodes": true}),
+            _ => json!({"nodeName": node}),
+        };
+        let generation = u64::from(d.below(2)) + 1;
+        let mut slice_spec = json!({"driver": DRA_DRIVER, "pool": {"name": format!("{node}-pool"), "generation": generation,
+            "resourceSliceCount": 1}, "devices": devices});
+        slice_spec.as_object_mut().unwrap().extend(reach.as_object().cloned().unwrap_or_default());
+        out.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": format!("{node}-gpus")}, "spec": slice_spec}));
+        if generation == 2 && d.chance(50) {
+            // The older generation, smaller: never counted.
+            out.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {"name": format!("{node}-gpus-old")},
+                "spec": {"driver": DRA_DRIVER, "nodeName": node,
+                    "pool": {"name": format!("{node}-pool"), "generation": 1, "resourceSliceCount": 1}, "devices": []}}));
+        }
+        if d.chance(20) {
+            out.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {"name": format!("{node}-nics")},
+                "spec": {"driver": "nic.example.com", "nodeName": node, "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
+                    "devices": [{"name": "nic-0", "attributes": {"type": {"string": "gpu"}}}]}}));
+        }
+    }
+}
+
+/// A Job: `parallelism` pods,/// A Job: `parallelism` pods, a gang of `minCount` of them (in one rack when it names the rack
 /// as its topology), or Kueue's required topology over the pods it starts (all of them, or as
 /// few as `job-min-parallelism`).
 fn job(
@@ -604,6 +710,9 @@ fn job(
     let on = targets(d, &among);
     place(&mut spec, &on, nodes, how, d, rc);
     put(nodes, &on, together, &units);
+    if d.chance(40) {
+        dra_claims(d, &mut spec, &on, nodes, together, rc);
+    }
     let mut template = json!({"spec": spec});
     if kueue_tas {
         template["metadata"] = json!({"annotations": {"kueue.x-k8s.io/podset-required-topology": RACK}});
@@ -784,6 +893,31 @@ fn the_oracle_builds_scenarios_the_rules_can_judge() {
         tight += usize::from(!capacity_findings(&s).is_empty());
     }
     assert!(tight * 4 >= judged, "only {tight} of {judged} starved scenarios were found out: the oracle is too lax");
+}
+
+/// The DRA oracle is not vacuous either: the same scenarios with every GPU taken out of the
+/// slices (the MIG partitions and the other driver's devices stay) are found out.
+#[test]
+fn the_dra_oracle_builds_scenarios_the_rules_can_judge() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = proptest::collection::vec(any::<u32>(), 400);
+    let (mut judged, mut found) = (0, 0);
+    for _ in 0..400 {
+        let choices = strategy.new_tree(&mut runner).expect("choices").current();
+        let mut s = scenario(&choices);
+        if !s.cluster.iter().any(|o| o["kind"] == "ResourceSlice") {
+            continue;
+        }
+        for slice in s.cluster.iter_mut().filter(|o| o["kind"] == "ResourceSlice") {
+            if let Some(devices) = slice["spec"]["devices"].as_array_mut() {
+                devices.retain(|d| d["name"].as_str().is_some_and(|n| n.contains("mig") || n.starts_with("nic")));
+            }
+        }
+        judged += 1;
+        found += usize::from(capacity_findings(&s).iter().any(|f| f.contains("ResourceSlices")));
+    }
+    assert!(judged >= 50, "only {judged} scenarios claim DRA devices");
+    assert_eq!(found, judged, "scenarios whose pods claim GPUs no slice offers were not found out");
 }
 
 /// The quota field `text` in its units (millicores when it ends in `m`), and the suffix.

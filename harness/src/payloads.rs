@@ -539,6 +539,54 @@ pub fn capacity_job(pods: usize) -> Value {
                     "template": {"spec": {"restartPolicy": "Never", "containers": [container("pytorch")]}}}})
 }
 
+/// `n` realistic Nodes, each with a ResourceSlice of 8 GPUs as NVIDIA's DRA driver publishes
+/// them, its DeviceClass, and claim templates for 8 and 16 GPUs in `ml`.
+pub fn dra_cluster(n: usize) -> Vec<Value> {
+    let mut objects = cluster_nodes(n);
+    objects.push(
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.nvidia.com"},
+        "spec": {"selectors": [{"cel": {"expression":
+            "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}}),
+    );
+    for (name, count) in [("eight-gpus", 8), ("sixteen-gpus", 16)] {
+        objects.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": "ml"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpus",
+                "exactly": {"deviceClassName": "gpu.nvidia.com", "count": count}}]}}}}));
+    }
+    for i in 0..n {
+        let node = format!("node-{i}");
+        let devices: Vec<Value> = (0..8)
+            .map(|g| {
+                json!({"name": format!("gpu-{g}"), "attributes": {
+                    "type": {"string": "gpu"}, "productName": {"string": "NVIDIA H100 80GB HBM3"},
+                    "uuid": {"string": format!("GPU-{i:08x}-{g:04x}")}, "architecture": {"string": "Hopper"},
+                    "brand": {"string": "Nvidia"}, "cudaComputeCapability": {"version": "9.0.0"},
+                    "driverVersion": {"version": "580.65.6"}, "cudaDriverVersion": {"version": "13.0.0"},
+                    "resource.kubernetes.io/pciBusID": {"string": format!("0000:{:02x}:00.0", 0x18 + g)},
+                    "resource.kubernetes.io/pcieRoot": {"string": format!("pci0000:{:02x}", g / 2)}},
+                    "capacity": {"memory": {"value": "81559Mi"}}})
+            })
+            .collect();
+        objects.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": format!("{node}-gpu.nvidia.com-x7k2p")},
+            "spec": {"driver": "gpu.nvidia.com", "nodeName": node,
+                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, "devices": devices}}));
+    }
+    objects
+}
+
+/// A Job of 4 pods, each claiming the GPUs of claim template `template`.
+pub fn dra_job(template: &str) -> Value {
+    json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pretrain", "namespace": "ml"},
+           "spec": {"parallelism": 4, "completions": 4,
+                    "template": {"spec": {"restartPolicy": "Never",
+                        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                        "resourceClaims": [{"name": "gpus", "resourceClaimTemplateName": template}],
+                        "containers": [{"name": "trainer", "image": "registry.example.com/trainer:1.0",
+                                        "resources": {"requests": {"cpu": "8"}, "claims": [{"name": "gpus"}]}}]}}}})
+}
+
 /// The topology policy against clusters of 500, 5,000 and 15,000 realistic Nodes (8 GPUs, the
 /// GPU taint, 40 to a rack) answered as policy-server 1.35 answers (field masks prune the body,
 /// `metadata` comes whole):
@@ -597,6 +645,24 @@ pub fn node_scenarios() -> Vec<NodeScenario> {
             false,
             Some(whole),
         ));
+        if n != 15_000 {
+            // DRA: the same Nodes, each with a slice of 8 GPUs as NVIDIA's driver publishes them.
+            let dra = MemoryCluster::new(dra_cluster(n));
+            out.push(row(
+                format!("topology, {n} Nodes with DRA slices of 8 GPUs, a Job whose pods claim 8 (fits: read until a node holds it)"),
+                create(&dra_job("eight-gpus")),
+                dra.clone(),
+                false,
+                None,
+            ));
+            out.push(row(
+                format!("topology, {n} Nodes with DRA slices of 8 GPUs, a Job whose pods claim 16 (no node holds it, warned)"),
+                create(&dra_job("sixteen-gpus")),
+                dra,
+                false,
+                None,
+            ));
+        }
         if n != 5_000 {
             continue;
         }

@@ -28,6 +28,8 @@
 //! impossible is reported, and a false alarm on a gang that fits is never made. Nothing here
 //! reads the cluster; the topology rules feed it the Node list.
 
+pub mod cel;
+pub mod devices;
 pub mod fit;
 pub mod placement;
 pub mod request;

@@ -215,33 +215,46 @@ impl Placement {
             }
             Some(_) => return None,
         }
-        let mut count = p.selector.len();
         let affinity = affinity.map(RawJson::value).unwrap_or(Value::Null);
         let required =
             affinity.get("nodeAffinity").and_then(|a| a.get("requiredDuringSchedulingIgnoredDuringExecution"));
         if let Some(required) = required.filter(|r| !r.is_null()) {
-            let mut terms = Vec::new();
-            for term in list(required, "nodeSelectorTerms")?.iter().filter(|t| !t.is_null()) {
-                let (expressions, fields) = (list(term, "matchExpressions")?, list(term, "matchFields")?);
-                if expressions.is_empty() && fields.is_empty() {
-                    // An empty term matches nothing and is skipped.
-                    continue;
-                }
-                count += expressions.len() + fields.len();
-                if count > MAX_REQUIREMENTS {
-                    return None;
-                }
-                let labels = expressions.iter().map(label_requirement).collect::<Option<Vec<_>>>()?;
-                let names = fields.iter().map(name_requirement).collect::<Option<Vec<_>>>()?;
-                terms.push(Term { labels, names });
-            }
-            p.terms = Some(terms);
+            p.read_terms(required)?;
         }
         p.add_tolerations(&tolerations.map(RawJson::value).unwrap_or(Value::Null))?;
         for resource in extended.iter().filter(|r| is_extended_resource(r)) {
             p.tolerations.add(resource, "Exists", "", "NoSchedule");
         }
         Some(p)
+    }
+
+    /// A node selector's terms, as a required node affinity holds them (or a DRA
+    /// ResourceSlice's `nodeSelector`); `None` when they cannot be read.
+    pub fn node_selector(selector: &Value) -> Option<Placement> {
+        let mut p = Placement::default();
+        p.read_terms(selector)?;
+        Some(p)
+    }
+
+    fn read_terms(&mut self, required: &Value) -> Option<()> {
+        let mut count = self.selector.len();
+        let mut terms = Vec::new();
+        for term in list(required, "nodeSelectorTerms")?.iter().filter(|t| !t.is_null()) {
+            let (expressions, fields) = (list(term, "matchExpressions")?, list(term, "matchFields")?);
+            if expressions.is_empty() && fields.is_empty() {
+                // An empty term matches nothing and is skipped.
+                continue;
+            }
+            count += expressions.len() + fields.len();
+            if count > MAX_REQUIREMENTS {
+                return None;
+            }
+            let labels = expressions.iter().map(label_requirement).collect::<Option<Vec<_>>>()?;
+            let names = fields.iter().map(name_requirement).collect::<Option<Vec<_>>>()?;
+            terms.push(Term { labels, names });
+        }
+        self.terms = Some(terms);
+        Some(())
     }
 
     /// Adds a list of tolerations (a Pod's, a RuntimeClass's `scheduling.tolerations`, a

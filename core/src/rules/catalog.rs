@@ -458,6 +458,12 @@ pub const DOCS: &[RuleDoc] = &[
         upstream: None,
     },
     RuleDoc {
+        id: "claims.device-class-exists",
+        kinds: GROUP_HOLDERS_AND_PODS,
+        example: "spec.resourceClaims[0].resourceClaimTemplateName: Not found: \"gpu.example.com\": no DeviceClass with this name, named by request \"gpu\" of ResourceClaimTemplate \"gpu-template\" (settings.requireClaimSourcesExist) [claims.device-class-exists]",
+        upstream: None,
+    },
+    RuleDoc {
         id: "claims.template-claims",
         kinds: &["PodGroup"],
         example: "spec.resourceClaims: Invalid value: []: must equal the resourceClaims of Workload \"train\" template \"workers\": [{\"name\":\"shared-gpu\",\"resourceClaimTemplateName\":\"gpu-template\"}] [claims.template-claims]",

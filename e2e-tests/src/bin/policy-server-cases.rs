@@ -73,6 +73,11 @@ const CASES: &[&str] = &[
     "topology/pytorchjob-capacity-min-available-warns", // Kubeflow minAvailable
     "topology/trainjob-capacity-num-nodes-warns", // Trainer v2 numNodes: the runtime, Nodes, DeviceClasses
     "topology/mpijob-v2beta1-capacity-gang-larger-than-cluster-warns", // v2beta1 MPIJob minAvailable
+    "topology/job-dra-sixteen-gpus-on-eight-gpu-nodes-warns", // DRA: Nodes, the template, ResourceSlices, DeviceClasses
+    "topology/job-dra-eight-gpus-per-pod-accepted", // DRA: its feasible twin, no word
+    "topology/job-dra-product-no-device-has-denied", // DRA: a selector no device matches, capacityCheck deny
+    "topology/job-dra-pool-selected-by-node-selector-accepted", // DRA: a pool reaching rack r1 by nodeSelector
+    "topology/job-dra-pool-on-another-rack-warns", // DRA: the same pool, the pod kept on rack r0
     "topology/mpijob-v2beta1-kueue-level-on-no-node", // v2beta1 MPIJob, a Kueue level on no Node
     "topology/job-queue-accepted",            // Kueue: ClusterQueues, then LocalQueues (all namespaces), fits: no word
     "topology/job-queue-local-queue-missing-warns", // the LocalQueue is not in the job's namespace
@@ -92,6 +97,7 @@ const CASES: &[&str] = &[
     "claims/pod-podgroup-missing-warns",     // warning: the Pod's PodGroup lookup is a 404
     "claims/job-claims-both-sources",        // 1.37 Job rejected
     "claims/job-claims-not-requested-warns", // 1.37 Job warning, its claim template exists
+    "claims/podgroup-claim-template-device-class-missing-warns", // C-16: a DeviceClass GET is a 404
     // run-policy (Kubeflow v1 jobs look nothing up; TrainJobs their runtime)
     "run-policy/trainjob-minimal-accepted", // the ClusterTrainingRuntime exists
     "run-policy/trainjob-training-runtime-other-namespace", // rejected: no TrainingRuntime in ml

@@ -54,6 +54,7 @@ pub const SOURCE_EXISTS: &str = "claims.source-exists";
 pub const TEMPLATE_CLAIMS: &str = "claims.template-claims";
 pub const DIRECT_CLAIMS: &str = "claims.direct-claims";
 pub const ALLOWED_TEMPLATES: &str = "claims.allowed-templates";
+pub const DEVICE_CLASS_EXISTS: &str = "claims.device-class-exists";
 
 /// Every rule of the set, for documentation and the playground.
 pub const RULES: &[RuleInfo] = &[
@@ -93,6 +94,11 @@ pub const RULES: &[RuleInfo] = &[
     },
     RuleInfo { id: SOURCE_EXISTS, catalogue: "C-14", summary: "referenced claims and templates exist" },
     RuleInfo {
+        id: DEVICE_CLASS_EXISTS,
+        catalogue: "C-16",
+        summary: "the DeviceClasses the referenced claims' and templates' requests name exist",
+    },
+    RuleInfo {
         id: TEMPLATE_CLAIMS,
         catalogue: "C-15",
         summary: "a PodGroup copies its template's claims (1.37: the template found through workloadRef at any depth)",
@@ -115,7 +121,7 @@ pub struct Settings {
     /// When set, `resourceClaimTemplateName` must be one of these templates.
     pub allowed_claim_templates: Option<Vec<String>>,
     /// Reject, rather than warn, when a referenced ResourceClaim or ResourceClaimTemplate
-    /// does not exist in the namespace.
+    /// does not exist in the namespace, or a DeviceClass their requests name does not exist.
     pub require_claim_sources_exist: bool,
     /// Reject, rather than warn, when a cluster lookup fails.
     pub fail_on_lookup_error: bool,

@@ -1,6 +1,7 @@
 //! Looking up the ResourceClaims and ResourceClaimTemplates the claims name.
 
 use super::*;
+use crate::capacity::devices::CLAIM_SOURCE_MASKS;
 
 /// The most distinct claim sources one request looks up. A PodGroup has at most 4 claims and
 /// a Workload 8 templates of 4, but a Pod's own claims have no upstream maximum, and for
@@ -18,16 +19,22 @@ pub(super) fn check_sources_exist(
 ) {
     let mut seen = HashSet::with_capacity(sources.len());
     let distinct: Vec<&SourceRef> = sources.iter().filter(|(_, source)| seen.insert(*source)).collect();
+    let mut classes: Vec<(&Path, String, String, String)> = Vec::new();
     for (path, source) in distinct.iter().take(MAX_SOURCE_LOOKUPS) {
         let query = Query {
             api_version: RESOURCE_API_VERSION,
             kind: source.kind(),
             namespace: Some(namespace),
-            field_masks: &["metadata.name"],
+            field_masks: CLAIM_SOURCE_MASKS,
         };
         let (kind, name) = (source.kind(), source.name());
         match cluster.get(&query, name) {
-            Ok(Some(_)) => {}
+            Ok(Some(found)) => {
+                let what = format!("{kind} {name:?}");
+                for (request, class) in class_names(found.get()) {
+                    classes.push((path, what.clone(), request, class));
+                }
+            }
             Ok(None) if settings.require_claim_sources_exist => v.deny(
                 SOURCE_EXISTS,
                 FieldError::not_found(
@@ -53,5 +60,81 @@ pub(super) fn check_sources_exist(
         let what = plural(more, "more distinct claim source");
         let e = LookupError::Failed(format!("at most {MAX_SOURCE_LOOKUPS} are looked up per request"));
         v.lookup_failed(SOURCE_EXISTS, path.clone(), &what, &e, settings.fail_on_lookup_error);
+    }
+    check_classes_exist(settings, &classes, cluster, v);
+}
+
+/// The DeviceClass each request of a claim's (or a template's) spec names, with the request's
+/// name (`request/subrequest` for a `firstAvailable` alternative), from the object's JSON text.
+fn class_names(object: &str) -> Vec<(String, String)> {
+    let Ok(object) = serde_json::from_str::<serde_json::Value>(object) else { return Vec::new() };
+    let requests = object.pointer("/spec/devices/requests").or_else(|| object.pointer("/spec/spec/devices/requests"));
+    let mut out = Vec::new();
+    for r in requests.and_then(|r| r.as_array()).map(Vec::as_slice).unwrap_or_default() {
+        let name = r.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+        let class = |v: &serde_json::Value| v.get("deviceClassName").and_then(|c| c.as_str()).map(str::to_string);
+        if let Some(c) = r.get("exactly").and_then(class) {
+            out.push((name.to_string(), c));
+        }
+        for sub in r.get("firstAvailable").and_then(|f| f.as_array()).map(Vec::as_slice).unwrap_or_default() {
+            let sub_name = sub.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+            if let Some(c) = class(sub) {
+                out.push((format!("{name}/{sub_name}"), c));
+            }
+        }
+    }
+    out
+}
+
+/// The most distinct DeviceClasses looked up per request.
+const MAX_CLASS_LOOKUPS: usize = 16;
+
+/// C-16: every DeviceClass a request (or a `firstAvailable` alternative) names exists. The
+/// scheduler reports `device class <c> does not exist` and retries when one is created, so a
+/// missing class is a warning unless `requireClaimSourcesExist`. Each distinct class is looked
+/// up once and reported at its first use.
+fn check_classes_exist(
+    settings: &Settings,
+    classes: &[(&Path, String, String, String)],
+    cluster: &dyn Cluster,
+    v: &mut Verdict,
+) {
+    let query = Query {
+        api_version: RESOURCE_API_VERSION,
+        kind: "DeviceClass",
+        namespace: None,
+        field_masks: &["metadata.name"],
+    };
+    let mut seen = HashSet::new();
+    let distinct =
+        classes.iter().filter(|(_, _, _, class)| names::is_dns1123_subdomain(class).is_empty() && seen.insert(class));
+    for (path, what, request, class) in distinct.take(MAX_CLASS_LOOKUPS) {
+        match cluster.get(&query, class) {
+            Ok(Some(_)) => {}
+            Ok(None) if settings.require_claim_sources_exist => v.deny(
+                DEVICE_CLASS_EXISTS,
+                FieldError::not_found(
+                    (*path).clone(),
+                    class.as_str(),
+                    format!(
+                        "no DeviceClass with this name, named by request {request:?} of {what} (settings.requireClaimSourcesExist)"
+                    ),
+                ),
+            ),
+            Ok(None) => v.warn(
+                DEVICE_CLASS_EXISTS,
+                (*path).clone(),
+                format!(
+                    "request {request:?} of {what} names DeviceClass {class:?}, which does not exist, so Pods that use this claim stay Pending until it is created"
+                ),
+            ),
+            Err(e) => v.lookup_failed(
+                DEVICE_CLASS_EXISTS,
+                (*path).clone(),
+                &format!("DeviceClass {class:?}"),
+                &e,
+                settings.fail_on_lookup_error,
+            ),
+        }
     }
 }

@@ -608,3 +608,49 @@ fn every_rule_is_listed_once() {
     assert_eq!(ids.len(), RULES.len());
     assert!(RULES.iter().all(|r| r.id.starts_with("claims.")));
 }
+
+#[test]
+fn missing_device_classes_warn_or_are_rejected() {
+    let mut template = source("ResourceClaimTemplate", "gpus");
+    template["spec"] = json!({"spec": {"devices": {"requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+        {"name": "nic", "firstAvailable": [{"name": "fast", "deviceClassName": "rdma.example.com"},
+                                           {"name": "slow", "deviceClassName": "gpu.nvidia.com"}]}]}}});
+    let mut claim = source("ResourceClaim", "shared");
+    claim["spec"] =
+        json!({"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}});
+    let class =
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.nvidia.com"}});
+    let claims =
+        json!([{"name": "a", "resourceClaimTemplateName": "gpus"}, {"name": "b", "resourceClaimName": "shared"}]);
+    let cluster = MemoryCluster::new(vec![template, claim, class]);
+    let v = run(&Settings::default(), pod_group(claims.clone()), &cluster);
+    assert!(v.violations.is_empty());
+    // Each class is looked up and reported once, at the first claim that names it.
+    assert_eq!(
+        v.warning_messages(),
+        vec![
+            "spec.resourceClaims[0].resourceClaimTemplateName: request \"nic/fast\" of ResourceClaimTemplate \"gpus\" names DeviceClass \"rdma.example.com\", which does not exist, so Pods that use this claim stay Pending until it is created [claims.device-class-exists]"
+        ]
+    );
+    let strict = Settings { require_claim_sources_exist: true, ..Settings::default() };
+    assert_eq!(
+        messages(&run(&strict, pod_group(claims.clone()), &cluster)),
+        vec![
+            "spec.resourceClaims[0].resourceClaimTemplateName: Not found: \"rdma.example.com\": no DeviceClass with this name, named by request \"nic/fast\" of ResourceClaimTemplate \"gpus\" (settings.requireClaimSourcesExist) [claims.device-class-exists]"
+        ]
+    );
+    // A failed lookup is a warning (or a rejection with failOnLookupError), never a finding.
+    struct NoClasses(MemoryCluster);
+    impl Cluster for NoClasses {
+        fn get(&self, q: &Query, name: &str) -> Result<Option<Box<serde_json::value::RawValue>>, LookupError> {
+            if q.kind == "DeviceClass" { Err(LookupError::Failed("boom".into())) } else { self.0.get(q, name) }
+        }
+        fn list(&self, q: &Query) -> Result<String, LookupError> {
+            self.0.list(q)
+        }
+    }
+    let v = run(&strict, pod_group(claims), &NoClasses(cluster));
+    assert!(v.violations.is_empty(), "{:?}", messages(&v));
+    assert_eq!(v.warning_messages().len(), 2, "{:?}", v.warning_messages());
+}

@@ -114,6 +114,10 @@ pub(super) struct Demand {
     /// Per shape: the RuntimeClass its pods name, whose tolerations are not counted yet
     /// ([`with_runtime_classes`]).
     pub(super) runtime_classes: Vec<Option<String>>,
+    /// Per shape: the claims its pods name (`spec.resourceClaims[i]`, the source's kind and name).
+    pub(super) claims: Vec<Vec<(Path, &'static str, String)>>,
+    /// The object's namespace, where its pods' claims and claim templates are.
+    pub(super) namespace: String,
     /// Whether Kueue manages the object: its taints are no proof.
     kueue_managed: bool,
     /// More shapes than [`MAX_SHAPES`]: no claim.
@@ -162,7 +166,8 @@ impl Demand {
         if self.kueue_managed {
             placement.tolerate_every_taint();
         }
-        if asks.is_empty() && placement.is_unconstrained() {
+        let claims = pod_claims(spec, &spec_path);
+        if asks.is_empty() && placement.is_unconstrained() && claims.is_empty() {
             return None;
         }
         let runtime_class = spec.runtime_class_name.as_ref().and_then(|r| match r.value() {
@@ -171,6 +176,7 @@ impl Demand {
         });
         self.shapes.push(Shape { asks, placement, spec_path, name, tolerations_from });
         self.runtime_classes.push(runtime_class);
+        self.claims.push(claims);
         Some(self.shapes.len() - 1)
     }
 
@@ -180,6 +186,19 @@ impl Demand {
             shape.asks.retain(|a| !resources.contains(&a.resource));
         }
     }
+}
+
+/// The claims a pod names, each with where it is written and its source's kind and name.
+fn pod_claims(spec: &PodSpec, spec_path: &Path) -> Vec<(Path, &'static str, String)> {
+    let at = spec_path.child("resourceClaims");
+    let claims = spec.resource_claims.iter().flatten().enumerate();
+    claims
+        .filter_map(|(i, c)| match (&c.resource_claim_name, &c.resource_claim_template_name) {
+            (Some(name), None) => Some((at.index(i), "ResourceClaim", name.clone())),
+            (None, Some(name)) => Some((at.index(i), "ResourceClaimTemplate", name.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Whether the settings say the scheduler ignores `resource` (NodeResourcesFit's
@@ -385,7 +404,7 @@ pub(super) fn demand(settings: &Settings, review: &Review, runtime: Option<&Runt
     if kueue_managed && review.old_object.is_some() {
         return None;
     }
-    let mut d = Demand { kueue_managed, ..Demand::default() };
+    let mut d = Demand { kueue_managed, namespace: review.namespace.clone(), ..Demand::default() };
     match (&review.object, review.old_object.as_ref()) {
         (Resource::BatchJob(job), old) => {
             if made_by_a_checked_owner(job) {
@@ -393,7 +412,7 @@ pub(super) fn demand(settings: &Settings, review: &Review, runtime: Option<&Runt
             }
             job_demand(settings, job, &mut d);
             if let Some(Resource::BatchJob(old)) = old {
-                let mut before = Demand::default();
+                let mut before = Demand { namespace: review.namespace.clone(), ..Demand::default() };
                 job_demand(settings, old, &mut before);
                 if before == d {
                     return None;
@@ -498,13 +517,24 @@ pub(super) fn with_runtime_classes(demand: &mut Demand, list: Option<&str>) {
     demand.runtime_classes.iter_mut().for_each(|c| *c = None);
 }
 
-/// The DeviceClass list: every class, only the extended resource it serves.
+/// The DeviceClass list: every class, only the extended resource it serves and its
+/// selectors (one query for both uses: policy-server keeps a store per distinct query).
 pub(super) fn device_class_query() -> Query<'static> {
     Query {
         api_version: "resource.k8s.io/v1",
         kind: "DeviceClass",
         namespace: None,
-        field_masks: &["spec.extendedResourceName"],
+        field_masks: &["spec.extendedResourceName", "spec.selectors"],
+    }
+}
+
+/// The ResourceSlice list: every slice, with what places and counts its devices.
+pub(super) fn resource_slice_query() -> Query<'static> {
+    Query {
+        api_version: "resource.k8s.io/v1",
+        kind: "ResourceSlice",
+        namespace: None,
+        field_masks: crate::capacity::devices::SLICE_MASKS,
     }
 }
 

@@ -23,6 +23,7 @@ use crate::trainer::{Runtime, TrainJob};
 use crate::verdict::Verdict;
 
 mod capacity;
+mod devices;
 mod groups;
 mod kueue;
 mod nodes;

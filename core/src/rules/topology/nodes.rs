@@ -3,11 +3,13 @@
 //! request, with a query fixed by the settings ([`node_field_masks`]), read in one pass.
 
 use super::*;
+use crate::capacity::devices::DeviceAnalysis;
 use crate::capacity::fit::{Analysis, Finding, wanted_names};
 use crate::nodes::{CAPACITY_MASKS, Flow, LABEL_MASKS, NodeWants, Wanted, node_query, read_nodes};
 use capacity::{
     Demand, device_class_query, extended_resources, runtime_class_query, served_by_device_classes, with_runtime_classes,
 };
+use devices::{Devices, read_devices};
 
 /// The Node list's field masks: labels, and with the capacity rules on, taints and
 /// allocatable resources. Fixed by the settings, whatever the request asks about.
@@ -64,10 +66,19 @@ struct Pass<'a> {
 
 /// Reads `list` once for the `lookups`' keys (T-09) and the `demand`'s pods (capacity), only
 /// until every key is answered and every pod and gang is known to pass.
-fn pass<'a>(list: &'a str, lookups: &[NodeLookup], demand: &mut Demand) -> Result<Pass<'a>, String> {
+fn pass<'a>(
+    list: &'a str,
+    lookups: &[NodeLookup],
+    demand: &mut Demand,
+    mut devices: Option<&mut Devices>,
+) -> Result<Pass<'a>, String> {
     let (capacity_labels, resources): (Vec<String>, Vec<String>) = {
         let (labels, resources) = wanted_names(&demand.shapes, &demand.gangs);
-        (labels.into_iter().map(str::to_string).collect(), resources.into_iter().map(str::to_string).collect())
+        let slice_labels = devices.iter().flat_map(|d| d.supply.label_keys());
+        (
+            labels.into_iter().chain(slice_labels).map(str::to_string).collect(),
+            resources.into_iter().map(str::to_string).collect(),
+        )
     };
     let labels = Wanted::new(lookups.iter().map(|l| l.key).chain(capacity_labels.iter().map(String::as_str)));
     let resources =
@@ -90,8 +101,12 @@ fn pass<'a>(list: &'a str, lookups: &[NodeLookup], demand: &mut Demand) -> Resul
     for shape in demand.shapes.iter_mut() {
         shape.placement.resolve(&wants.labels);
     }
+    if let Some(d) = devices.as_mut() {
+        d.supply.resolve(&wants.labels);
+    }
     let mut analysis =
         (!demand.is_empty()).then(|| Analysis::new(&demand.shapes, &demand.gangs, &wants.labels, &wants.resources));
+    let mut device_analysis = devices.map(|d| DeviceAnalysis::new(&d.supply, &d.pods, d.first.clone()));
     let mut unsettled = keys.iter().flatten().count();
     let items = read_nodes(list, &wants, |node| {
         for (slot, value) in node.carried() {
@@ -104,9 +119,17 @@ fn pass<'a>(list: &'a str, lookups: &[NodeLookup], demand: &mut Demand) -> Resul
         if let Some(a) = analysis.as_mut() {
             a.add(node);
         }
-        if unsettled == 0 && analysis.as_ref().is_none_or(Analysis::settled) { Flow::Stop } else { Flow::Continue }
+        if let Some(d) = device_analysis.as_mut() {
+            d.add(node, &demand.shapes);
+        }
+        // In this order: whether the analyses are settled is asked only once every key is.
+        let settled = unsettled == 0
+            && analysis.as_ref().is_none_or(Analysis::settled)
+            && device_analysis.as_ref().is_none_or(DeviceAnalysis::settled);
+        if settled { Flow::Stop } else { Flow::Continue }
     })?;
-    let findings = analysis.map(|a| a.findings()).unwrap_or_default();
+    let mut findings = analysis.map(|a| a.findings()).unwrap_or_default();
+    findings.extend(device_analysis.map(|d| d.findings(&demand.shapes)).unwrap_or_default());
     Ok(Pass { items, keys, lookup_slots, findings })
 }
 
@@ -139,7 +162,15 @@ pub(super) fn check_nodes(
         Err(e) => return failed(v, &e),
     };
     let cannot_read = |e: String| LookupError::Failed(format!("cannot read the Node list: {e}"));
-    let first = match pass(&list, lookups, &mut demand) {
+    // Claims are read only when a pod names some; the ResourceSlices only when a claim asks
+    // for devices.
+    let (limits, mut devices) = if demand.claims.iter().any(|c| !c.is_empty()) {
+        read_devices(settings, &demand, cluster, v)
+    } else {
+        Default::default()
+    };
+    capacity::report(settings, limits, v);
+    let first = match pass(&list, lookups, &mut demand, devices.as_mut()) {
         Ok(first) => first,
         Err(e) => return failed(v, &cannot_read(e)),
     };
@@ -186,7 +217,7 @@ pub(super) fn check_nodes(
         }
     }
     if again {
-        findings = match pass(&list, &[], &mut demand) {
+        findings = match pass(&list, &[], &mut demand, devices.as_mut()) {
             Ok(again) => again.findings,
             Err(e) => return failed(v, &cannot_read(e)),
         };

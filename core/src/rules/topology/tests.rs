@@ -459,3 +459,230 @@ fn other_kinds_are_left_alone() {
     assert_eq!(run(&Settings::default(), pod, &MemoryCluster::failing("not called")), (vec![], vec![]));
     assert!(is_go_bool("F") && is_go_bool("1") && !is_go_bool("yes") && !is_go_bool(""));
 }
+
+/// A Job of `parallelism` pods, each naming the claim templates `templates`.
+fn job_with_claims(templates: &[&str]) -> Value {
+    let claims: Vec<Value> = templates
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"name": format!("c{i}"), "resourceClaimTemplateName": t}))
+        .collect();
+    json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train", "namespace": "ml"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "resourceClaims": claims,
+            "containers": [{"name": "t", "image": "i", "resources": {"requests": {"cpu": "1"}}}]}}}})
+}
+
+fn claim_template(name: &str, requests: Value) -> Value {
+    json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": name, "namespace": "ml"},
+        "spec": {"spec": {"devices": {"requests": requests}}}})
+}
+
+fn gpus(class: &str, count: u64) -> Value {
+    json!([{"name": "gpus", "exactly": {"deviceClassName": class, "count": count}}])
+}
+
+fn device_class(name: &str, expression: &str) -> Value {
+    json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
+        "spec": {"selectors": [{"cel": {"expression": expression}}]}})
+}
+
+/// A slice of pool `pool` (generation, slice count) with `devices`, reaching what `reach` says.
+fn slice(driver: &str, pool: (&str, i64, u64), reach: Value, devices: Vec<Value>) -> Value {
+    let mut spec = json!({"driver": driver, "pool": {"name": pool.0, "generation": pool.1, "resourceSliceCount": pool.2},
+        "devices": devices});
+    spec.as_object_mut().unwrap().extend(reach.as_object().unwrap().clone());
+    json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": format!("{}-{}", pool.0, pool.1)},
+        "spec": spec})
+}
+
+fn gpu_device(i: usize, product: &str, kind: &str) -> Value {
+    json!({"name": format!("gpu-{i}"), "attributes": {"type": {"string": kind}, "productName": {"string": product}},
+        "capacity": {"memory": {"value": "80Gi"}}})
+}
+
+const GPU_CLASS: &str = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'";
+const MIG_CLASS: &str = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'";
+
+/// Four nodes of 8 GPUs each, published by NVIDIA's DRA driver: rack r1 H100, rack r2 H200.
+fn gpu_cluster(extra: Vec<Value>) -> MemoryCluster {
+    let mut objects = vec![device_class("gpu.nvidia.com", GPU_CLASS), device_class("mig.nvidia.com", MIG_CLASS)];
+    for (i, (rack, product)) in [("r1", "H100"), ("r1", "H100"), ("r2", "H200"), ("r2", "H200")].into_iter().enumerate()
+    {
+        let name = format!("n{i}");
+        objects.push(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"rack": rack}},
+            "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}}}));
+        let devices = (0..8).map(|d| gpu_device(d, product, "gpu")).collect();
+        objects.push(slice("gpu.nvidia.com", (&name, 1, 1), json!({"nodeName": name}), devices));
+    }
+    objects.extend(extra);
+    MemoryCluster::new(objects)
+}
+
+fn warn_settings() -> Settings {
+    settings(json!({"capacityCheck": "warn"}))
+}
+
+#[test]
+fn dra_claims_are_counted_against_the_devices_each_node_offers() {
+    let s = warn_settings();
+    let fits = gpu_cluster(vec![claim_template("eight", gpus("gpu.nvidia.com", 8))]);
+    assert_eq!(run(&s, job_with_claims(&["eight"]), &fits), (vec![], vec![]));
+    let sixteen = gpu_cluster(vec![claim_template("sixteen", gpus("gpu.nvidia.com", 16))]);
+    let (_, warnings) = run(&s, job_with_claims(&["sixteen"]), &sixteen);
+    assert_eq!(
+        warnings,
+        [
+            r#"spec.template.spec.resourceClaims[0]: no node can ever run this pod: in its claim from ResourceClaimTemplate "sixteen", request "gpus" asks for 16 devices of DeviceClass "gpu.nvidia.com" (8 at most) on any of the 4 nodes it may use, counting the devices of the ResourceSlices that reach each node (checked 4 nodes and 4 ResourceSlices) [topology.pod-fits]"#
+        ]
+    );
+    // Two claims of 8 GPUs each: every node has 8.
+    let (_, warnings) = run(&s, job_with_claims(&["eight", "eight"]), &fits);
+    assert_eq!(
+        warnings,
+        [
+            "spec.template.spec.resourceClaims: no node can ever run this pod: each request of its claims has enough matching devices somewhere, but no node it may use has them all at once (checked 4 nodes and 4 ResourceSlices) [topology.pod-fits]"
+        ]
+    );
+    // A product no device has; the pod's own placement narrows the nodes.
+    let b200 = json!([{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com",
+        "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName == 'B200'"}}]}}]);
+    let cluster = gpu_cluster(vec![claim_template("b200", b200)]);
+    let (_, warnings) = run(&s, job_with_claims(&["b200"]), &cluster);
+    assert!(
+        warnings[0].contains(r#"request "gpus" asks for 1 device of DeviceClass "gpu.nvidia.com" (0 at most)"#),
+        "{warnings:?}"
+    );
+    let h200 = json!([{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 8,
+        "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName == 'H200'"}}]}}]);
+    let cluster = gpu_cluster(vec![claim_template("h200", h200)]);
+    let mut on_r1 = job_with_claims(&["h200"]);
+    assert_eq!(run(&s, on_r1.clone(), &cluster), (vec![], vec![]));
+    on_r1["spec"]["template"]["spec"]["nodeSelector"] = json!({"rack": "r1"});
+    let (_, warnings) = run(&s, on_r1, &cluster);
+    assert!(warnings[0].contains("(0 at most) on any of the 2 nodes it may use"), "{warnings:?}");
+    // Denied with capacityCheck: deny.
+    let (violations, _) = run(&settings(json!({"capacityCheck": "deny"})), job_with_claims(&["sixteen"]), &sixteen);
+    assert_eq!(violations.len(), 1);
+    assert!(
+        violations[0].starts_with(r#"spec.template.spec.resourceClaims[0]: Invalid value: "sixteen": no node can ever run this pod: in its claim from ResourceClaimTemplate "sixteen", request "gpus""#),
+        "{violations:?}"
+    );
+}
+
+#[test]
+fn dra_supply_is_never_under_counted() {
+    let s = warn_settings();
+    let quiet = (vec![], vec![]);
+    // A MIG node: the mig class matches only its MIG devices.
+    let mig_devices = (0..7).map(|d| gpu_device(d, "H100", "mig")).collect();
+    let mig = slice("gpu.nvidia.com", ("n0-mig", 1, 1), json!({"nodeName": "n0"}), mig_devices);
+    let cluster = gpu_cluster(vec![mig, claim_template("migs", gpus("mig.nvidia.com", 7))]);
+    assert_eq!(run(&s, job_with_claims(&["migs"]), &cluster), quiet);
+    let cluster = gpu_cluster(vec![claim_template("migs", gpus("mig.nvidia.com", 1))]);
+    assert!(!run(&s, job_with_claims(&["migs"]), &cluster).1.is_empty(), "no MIG device anywhere");
+    // NICs in a pool selected by nodeSelector (rack r2), and one reaching every node.
+    let nic = |i: usize| json!({"name": format!("nic-{i}"), "attributes": {"type": {"string": "nic"}}});
+    let nics = |reach: Value, pool: &str| slice("nic.example.com", (pool, 1, 1), reach, (0..4).map(nic).collect());
+    let selector = json!({"nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "rack", "operator": "In", "values": ["r2"]}]}]}});
+    let nic_claim = claim_template("nics", gpus("nic", 4));
+    let nic_class = device_class("nic", "device.driver == 'nic.example.com'");
+    let both = json!([{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 8}},
+                      {"name": "nics", "exactly": {"deviceClassName": "nic", "count": 4}}]);
+    let cluster = gpu_cluster(vec![
+        nics(selector.clone(), "r2-nics"),
+        nic_class.clone(),
+        nic_claim.clone(),
+        claim_template("both", both.clone()),
+    ]);
+    assert_eq!(run(&s, job_with_claims(&["nics"]), &cluster), quiet);
+    assert_eq!(run(&s, job_with_claims(&["both"]), &cluster), quiet);
+    let mut on_r1 = job_with_claims(&["nics"]);
+    on_r1["spec"]["template"]["spec"]["nodeSelector"] = json!({"rack": "r1"});
+    assert!(!run(&s, on_r1.clone(), &cluster).1.is_empty(), "the NIC pool reaches rack r2 only");
+    let all = gpu_cluster(vec![nics(json!({"allNodes": true}), "all-nics"), nic_class.clone(), nic_claim.clone()]);
+    assert_eq!(run(&s, on_r1.clone(), &all), quiet);
+    // An incomplete newer generation beside a complete older one: no limit.
+    let newer = slice("nic.example.com", ("r2-nics", 2, 2), selector.clone(), vec![nic(0)]);
+    let cluster = gpu_cluster(vec![nics(selector.clone(), "r2-nics"), newer, nic_class.clone(), nic_claim.clone()]);
+    assert_eq!(run(&s, on_r1.clone(), &cluster), quiet);
+    // A complete newer generation with fewer devices: the older one no longer counts.
+    let newer = slice("nic.example.com", ("r2-nics", 2, 1), selector.clone(), vec![nic(0)]);
+    let cluster = gpu_cluster(vec![nics(selector, "r2-nics"), newer, nic_class.clone(), nic_claim]);
+    let (_, warnings) = run(&s, job_with_claims(&["nics"]), &cluster);
+    assert!(warnings[0].contains(r#"4 devices of DeviceClass "nic" (1 at most)"#), "{warnings:?}");
+    // Shared devices and admin access are unbounded.
+    let shared = json!({"name": "nic-0", "allowMultipleAllocations": true, "attributes": {}});
+    let many = claim_template("many", gpus("nic", 30));
+    let cluster = gpu_cluster(vec![
+        slice("nic.example.com", ("p", 1, 1), json!({"allNodes": true}), vec![shared]),
+        nic_class.clone(),
+        many,
+    ]);
+    assert_eq!(run(&s, job_with_claims(&["many"]), &cluster), quiet);
+    let admin =
+        json!([{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 16, "adminAccess": true}}]);
+    let cluster = gpu_cluster(vec![claim_template("admin", admin)]);
+    assert_eq!(run(&s, job_with_claims(&["admin"]), &cluster), quiet);
+    // firstAvailable: any alternative.
+    let first = json!([{"name": "gpus", "firstAvailable": [
+        {"name": "big", "deviceClassName": "gpu.nvidia.com", "count": 16},
+        {"name": "small", "deviceClassName": "gpu.nvidia.com", "count": 4}]}]);
+    let cluster = gpu_cluster(vec![claim_template("first", first)]);
+    assert_eq!(run(&s, job_with_claims(&["first"]), &cluster), quiet);
+    // A class that does not exist, a template that does not exist: no claim.
+    let cluster = gpu_cluster(vec![claim_template("ghost", gpus("no-such-class", 16))]);
+    assert_eq!(run(&s, job_with_claims(&["ghost", "missing"]), &cluster), quiet);
+    // A shared claim already allocated needs no device now.
+    let mut allocated = claim_template("shared", gpus("gpu.nvidia.com", 16));
+    allocated["kind"] = json!("ResourceClaim");
+    allocated["spec"] = allocated["spec"]["spec"].clone();
+    let mut job = job_with_claims(&[]);
+    job["spec"]["template"]["spec"]["resourceClaims"] = json!([{"name": "c", "resourceClaimName": "shared"}]);
+    let (_, warnings) = run(&s, job.clone(), &gpu_cluster(vec![allocated.clone()]));
+    assert!(
+        warnings[0].contains(r#"in its claim from ResourceClaim "shared", request "gpus" asks for 16"#),
+        "{warnings:?}"
+    );
+    // Two entries naming one ResourceClaim: allocated once, its 8 GPUs counted once.
+    let mut eight = claim_template("shared", gpus("gpu.nvidia.com", 8));
+    eight["kind"] = json!("ResourceClaim");
+    eight["spec"] = eight["spec"]["spec"].clone();
+    let mut twice = job_with_claims(&[]);
+    twice["spec"]["template"]["spec"]["resourceClaims"] =
+        json!([{"name": "a", "resourceClaimName": "shared"}, {"name": "b", "resourceClaimName": "shared"}]);
+    assert_eq!(run(&s, twice, &gpu_cluster(vec![eight])), quiet);
+    allocated["status"] = json!({"allocation": {"nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": ["n0"]}]}]}}});
+    assert_eq!(run(&s, job, &gpu_cluster(vec![allocated])), quiet);
+    // `All` needs one matching device.
+    let all_mode = json!([{"name": "gpus", "exactly": {"deviceClassName": "mig.nvidia.com", "allocationMode": "All"}}]);
+    let cluster = gpu_cluster(vec![claim_template("all", all_mode)]);
+    let (_, warnings) = run(&s, job_with_claims(&["all"]), &cluster);
+    assert!(
+        warnings[0].contains("all devices of DeviceClass \"mig.nvidia.com\" (at least one) (0 at most)"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn dra_lookups_are_fixed_and_fail_open() {
+    let s = warn_settings();
+    // No slice at all: the driver is not installed yet, nothing is known.
+    let mut objects = vec![node("n0", json!({}))];
+    objects.push(claim_template("sixteen", gpus("gpu.nvidia.com", 16)));
+    assert_eq!(run(&s, job_with_claims(&["sixteen"]), &MemoryCluster::new(objects)), (vec![], vec![]));
+    // More than one allocation holds: a proof without any slice.
+    let cluster = MemoryCluster::new(vec![node("n0", json!({})), claim_template("forty", gpus("gpu.nvidia.com", 40))]);
+    let (_, warnings) = run(&s, job_with_claims(&["forty"]), &cluster);
+    assert_eq!(
+        warnings,
+        [
+            r#"spec.template.spec.resourceClaims[0]: no pod can ever be allocated this claim: its requests ask for at least 40 devices, and one allocation holds at most 32 [topology.pod-fits]"#
+        ]
+    );
+    // A failed lookup is a warning, never a finding.
+    let (violations, warnings) = run(&s, job_with_claims(&["sixteen"]), &MemoryCluster::failing("boom"));
+    assert!(violations.is_empty());
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("cannot look up Nodes: boom"), "{warnings:?}");
+}
