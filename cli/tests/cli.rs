@@ -89,7 +89,9 @@ fn examples_are_reported_at_their_lines() {
             "examples/manifests/trainjob.yaml:14:3: error: ClusterTrainingRuntime torch-gang: spec.podGroupPolicy: Invalid value: \"{coscheduling, volcano}\": must specify exactly one of: `coscheduling`, `volcano` (with both, Trainer makes two PodGroups and the job can stay Pending, kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:42:3: error: TrainJob ml/llama-finetune: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-gang\"}: ClusterTrainingRuntime \"torch-gang\" sets both coscheduling and volcano in spec.podGroupPolicy, so Trainer makes two PodGroups for the job and it can stay Pending (kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:54:3: error: TrainJob ml/llama-eval: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-distributed\"}: clustertrainingruntimes.trainer.kubeflow.org \"torch-distributed\" not found: specified clusterTrainingRuntime must be created before the TrainJob is created [run-policy.runtime-exists]",
-            "22 documents checked in 28 files: 14 accepted, 8 rejected, 8 warnings; 29 documents skipped (no rule set guards them)",
+            "examples/manifests/volcano.yaml:41:3: error: Job ml/llm-pretrain: spec.minAvailable: Invalid value: 5: job 'minAvailable' should not be greater than total replicas in tasks (4) [gang.volcano-min-available]",
+            "examples/manifests/volcano.yaml:45:16: error: Job ml/llm-pretrain: spec.policies[1].events[0]: Invalid value: \"PodEvicted\": duplicate event PodEvicted  across different policy [gang.volcano-policies]",
+            "24 documents checked in 30 files: 15 accepted, 9 rejected, 8 warnings; 30 documents skipped (no rule set guards them)",
         ]
     );
     assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");

@@ -1,16 +1,16 @@
 //! Volcano's own gangs: `batch.volcano.sh/v1alpha1` Job (vcjob) and
 //! `scheduling.volcano.sh/v1beta1` PodGroup, the parts the shape rules read.
 //!
-//! Only what a rule reads is decoded; the Pod templates, volumes and the rest are skipped
-//! unread. An UPDATE's old vcjob is kept as the spec Volcano compares ([`frozen_spec`]),
-//! since Volcano refuses any change outside a few fields.
+//! The object is read once as a plain JSON value and the few fields the rules use are taken
+//! from it by hand: derived decoders for these types would cost the policy modules far more
+//! than the rules (each type and each optional field instantiates the tracked reader again).
+//! Volcano's CRD schema types every field before any webhook runs, so a field of another type
+//! only reaches a local check (CLI, playground); there it reads as unset, a check not made.
+//! An UPDATE's old vcjob is kept as the spec Volcano compares ([`frozen_spec`]), since Volcano
+//! refuses any change outside a few fields.
 
-use std::collections::BTreeMap;
-
-use serde::Deserialize;
 use serde_json::Value;
 
-use crate::decode::{compact_list, null_as_default};
 use crate::meta::ObjectMeta;
 
 pub const JOB_GROUP: &str = "batch.volcano.sh";
@@ -20,100 +20,168 @@ pub const SCHEDULING_VERSION: &str = "v1beta1";
 /// The queue Volcano's CRD and mutating webhook default to.
 pub const DEFAULT_QUEUE: &str = "default";
 
+/// The object as JSON, read once: only a syntax error fails (the request was valid JSON).
+fn read(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| e.to_string())
+}
+
+fn string(v: &Value, key: &str) -> String {
+    v[key].as_str().unwrap_or_default().to_string()
+}
+
+fn int(v: &Value, key: &str) -> Option<i32> {
+    v[key].as_i64().and_then(|n| i32::try_from(n).ok())
+}
+
+fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v[key].as_array().map_or(&[], Vec::as_slice)
+}
+
+fn strings(v: &Value, key: &str) -> Vec<String> {
+    list(v, key).iter().filter_map(Value::as_str).map(String::from).collect()
+}
+
+fn metadata(object: &Value) -> ObjectMeta {
+    let m = &object["metadata"];
+    let text = |key: &str| m[key].as_str().map(String::from);
+    ObjectMeta {
+        name: text("name"),
+        generate_name: text("generateName"),
+        namespace: text("namespace"),
+        deletion_timestamp: None,
+    }
+}
+
 /// A vcjob as Volcano's mutating webhook leaves it ([`VolcanoJob::with_defaults`]).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolcanoJob {
-    #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: ObjectMeta,
-    #[serde(default, deserialize_with = "null_as_default")]
     pub spec: JobSpec,
     /// On the old object of an UPDATE only: its spec as Volcano compares it.
-    #[serde(skip)]
     pub frozen: Option<Value>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobSpec {
-    #[serde(deserialize_with = "null_as_default")]
     pub min_available: i32,
-    #[serde(deserialize_with = "compact_list")]
     pub tasks: Vec<Task>,
-    #[serde(deserialize_with = "compact_list")]
     pub policies: Vec<LifecyclePolicy>,
-    /// Plugin name → its arguments.
-    #[serde(deserialize_with = "null_as_default")]
-    pub plugins: BTreeMap<String, Option<Vec<String>>>,
-    #[serde(deserialize_with = "null_as_default")]
+    /// Plugin name → its arguments, in name order.
+    pub plugins: Vec<(String, Vec<String>)>,
     pub queue: String,
     pub network_topology: Option<NetworkTopology>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Task {
-    #[serde(deserialize_with = "null_as_default")]
     pub name: String,
-    #[serde(deserialize_with = "null_as_default")]
     pub replicas: i32,
     pub min_available: Option<i32>,
-    #[serde(deserialize_with = "compact_list")]
     pub policies: Vec<LifecyclePolicy>,
-    pub depends_on: Option<DependsOn>,
+    /// The task names of `dependsOn.name`, when `dependsOn` is set.
+    pub depends_on: Option<Vec<String>>,
     pub partition_policy: Option<PartitionPolicy>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LifecyclePolicy {
-    #[serde(deserialize_with = "null_as_default")]
     pub event: String,
-    #[serde(deserialize_with = "compact_list")]
     pub events: Vec<String>,
-    #[serde(deserialize_with = "null_as_default")]
     pub action: String,
     pub exit_code: Option<i32>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct DependsOn {
-    #[serde(deserialize_with = "compact_list")]
-    pub name: Vec<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PartitionPolicy {
-    #[serde(deserialize_with = "null_as_default")]
     pub total_partitions: i32,
-    #[serde(deserialize_with = "null_as_default")]
     pub partition_size: i32,
-    #[serde(deserialize_with = "null_as_default")]
     pub min_partitions: i32,
     pub network_topology: Option<NetworkTopology>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NetworkTopology {
     pub mode: Option<String>,
     pub highest_tier_allowed: Option<i32>,
-    #[serde(deserialize_with = "null_as_default")]
     pub highest_tier_name: String,
 }
 
+impl NetworkTopology {
+    fn read(v: &Value) -> Option<NetworkTopology> {
+        let v = v.get("networkTopology").filter(|v| v.is_object())?;
+        Some(NetworkTopology {
+            mode: v["mode"].as_str().map(String::from),
+            highest_tier_allowed: int(v, "highestTierAllowed"),
+            highest_tier_name: string(v, "highestTierName"),
+        })
+    }
+}
+
+fn policies(v: &Value) -> Vec<LifecyclePolicy> {
+    list(v, "policies")
+        .iter()
+        .map(|p| LifecyclePolicy {
+            event: string(p, "event"),
+            events: strings(p, "events"),
+            action: string(p, "action"),
+            exit_code: int(p, "exitCode"),
+        })
+        .collect()
+}
+
+impl Task {
+    fn read(t: &Value) -> Task {
+        let partition = t.get("partitionPolicy").filter(|p| p.is_object());
+        Task {
+            name: string(t, "name"),
+            replicas: int(t, "replicas").unwrap_or_default(),
+            min_available: int(t, "minAvailable"),
+            policies: policies(t),
+            depends_on: t.get("dependsOn").filter(|d| d.is_object()).map(|d| strings(d, "name")),
+            partition_policy: partition.map(|p| PartitionPolicy {
+                total_partitions: int(p, "totalPartitions").unwrap_or_default(),
+                partition_size: int(p, "partitionSize").unwrap_or_default(),
+                min_partitions: int(p, "minPartitions").unwrap_or_default(),
+                network_topology: NetworkTopology::read(p),
+            }),
+        }
+    }
+}
+
 impl VolcanoJob {
+    fn from_value(object: &Value) -> VolcanoJob {
+        let spec = &object["spec"];
+        let args = |v: &Value| v.as_array().into_iter().flatten().filter_map(Value::as_str).map(String::from).collect();
+        let mut plugins: Vec<(String, Vec<String>)> =
+            spec["plugins"].as_object().into_iter().flatten().map(|(name, v)| (name.clone(), args(v))).collect();
+        plugins.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        VolcanoJob {
+            metadata: metadata(object),
+            spec: JobSpec {
+                min_available: int(spec, "minAvailable").unwrap_or_default(),
+                tasks: list(spec, "tasks").iter().map(Task::read).collect(),
+                policies: policies(spec),
+                plugins,
+                queue: string(spec, "queue"),
+                network_topology: NetworkTopology::read(spec),
+            },
+            frozen: None,
+        }
+    }
+
     pub fn decode(text: &str) -> Result<VolcanoJob, String> {
-        crate::decode::from_str(text)
+        Ok(VolcanoJob::from_value(&read(text)?))
     }
 
     /// The old object of an UPDATE: also its spec as Volcano compares it.
     pub fn decode_old(text: &str) -> Result<VolcanoJob, String> {
-        let mut job = VolcanoJob::decode(text)?;
-        let object: Value = crate::decode::from_str(text)?;
-        job.frozen = Some(frozen_spec(&object));
-        Ok(job)
+        let object = read(text)?;
+        Ok(VolcanoJob { frozen: Some(frozen_spec(&object)), ..VolcanoJob::from_value(&object) })
+    }
+
+    /// The arguments of the plugin `name`, when the job names it.
+    pub fn plugin(&self, name: &str) -> Option<&[String]> {
+        self.spec.plugins.iter().find(|(n, _)| n == name).map(|(_, args)| args.as_slice())
     }
 
     /// The job's name, when it has one (the apiserver names a `generateName` job later).
@@ -205,39 +273,28 @@ fn without_zeros(v: Value) -> Value {
 }
 
 /// A Volcano PodGroup.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct VolcanoPodGroup {
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub metadata: ObjectMeta,
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub spec: PodGroupSpec,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct PodGroupSpec {
-    #[serde(deserialize_with = "null_as_default")]
     pub min_member: i32,
-    #[serde(deserialize_with = "null_as_default")]
     pub queue: String,
     pub network_topology: Option<NetworkTopology>,
-    #[serde(deserialize_with = "compact_list")]
-    pub sub_group_policy: Vec<SubGroupPolicy>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct SubGroupPolicy {
-    #[serde(deserialize_with = "null_as_default")]
-    pub name: String,
-    pub network_topology: Option<NetworkTopology>,
-    pub sub_group_size: Option<i32>,
-    pub min_sub_groups: Option<i32>,
+    /// Each `subGroupPolicy` entry's name and network topology.
+    pub sub_groups: Vec<(String, Option<NetworkTopology>)>,
 }
 
 impl VolcanoPodGroup {
     pub fn decode(text: &str) -> Result<VolcanoPodGroup, String> {
-        crate::decode::from_str(text)
+        let object = read(text)?;
+        let spec = &object["spec"];
+        Ok(VolcanoPodGroup {
+            min_member: int(spec, "minMember").unwrap_or_default(),
+            queue: string(spec, "queue"),
+            network_topology: NetworkTopology::read(spec),
+            sub_groups: list(spec, "subGroupPolicy")
+                .iter()
+                .map(|s| (string(s, "name"), NetworkTopology::read(s)))
+                .collect(),
+        })
     }
 }
 
@@ -248,11 +305,10 @@ mod tests {
 
     #[test]
     fn defaults_fill_what_volcano_mutates() {
-        let job: VolcanoJob = crate::decode::from_json(&json!({"metadata": {"name": "j"}, "spec": {"tasks": [
+        let job = VolcanoJob::from_value(&json!({"metadata": {"name": "j"}, "spec": {"tasks": [
             {"replicas": 4},
             {"name": "w", "replicas": 6, "partitionPolicy": {"totalPartitions": 3, "partitionSize": 2, "minPartitions": 2}},
-            {"name": "ps", "replicas": 2, "minAvailable": 0}]}}))
-        .unwrap();
+            {"name": "ps", "replicas": 2, "minAvailable": 0}]}}));
         let job = job.with_defaults();
         assert_eq!(job.spec.queue, "default");
         let tasks: Vec<_> = job.spec.tasks.iter().map(|t| (t.name.as_str(), t.min_available)).collect();

@@ -86,8 +86,8 @@ fn check_job_create(settings: &Settings, job: &VolcanoJob, v: &mut Verdict) {
         v.deny(VOLCANO_TASKS, FieldError::required(spec().child("tasks"), "No task specified in job spec"));
         return;
     }
-    if let Some(args) = job.spec.plugins.get("mpi") {
-        let master = mpi_master(args.as_deref().unwrap_or_default());
+    if let Some(args) = job.plugin("mpi") {
+        let master = mpi_master(args);
         if !tasks.iter().any(|t| t.name == master) {
             let path = spec().child("plugins").key("mpi");
             v.deny(
@@ -137,7 +137,7 @@ fn check_job_create(settings: &Settings, job: &VolcanoJob, v: &mut Verdict) {
         v.deny(MAX_MIN_COUNT, FieldError::invalid(spec().child("minAvailable"), job.spec.min_available, detail));
     }
     check_policies(&job.spec.policies, &spec().child("policies"), v);
-    for name in job.spec.plugins.keys().filter(|p| !PLUGINS.contains(&p.as_str())) {
+    for (name, _) in job.spec.plugins.iter().filter(|(p, _)| !PLUGINS.contains(&p.as_str())) {
         let detail = format!("unable to find job plugin: {name} (Volcano's plugins: {})", PLUGINS.join(", "));
         v.deny(VOLCANO_PLUGINS, FieldError::invalid(spec().child("plugins").key(name), name, detail));
     }
@@ -325,12 +325,12 @@ fn check_depends_on(tasks: &[Task], v: &mut Verdict) {
         return;
     }
     let index: HashMap<&str, usize> = tasks.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
-    let mut waiting: Vec<usize> = tasks.iter().map(|t| t.depends_on.as_ref().map_or(0, |d| d.name.len())).collect();
+    let mut waiting: Vec<usize> = tasks.iter().map(|t| t.depends_on.as_ref().map_or(0, Vec::len)).collect();
     // Each distinct (dependency, task) edge releases the task once.
     let mut edges: HashSet<(usize, usize)> = HashSet::new();
     let mut next: Vec<Vec<usize>> = vec![Vec::new(); tasks.len()];
     for (i, task) in tasks.iter().enumerate() {
-        for dep in task.depends_on.iter().flat_map(|d| &d.name) {
+        for dep in task.depends_on.iter().flatten() {
             if let Some(&d) = index.get(dep.as_str())
                 && edges.insert((d, i))
             {
@@ -351,7 +351,7 @@ fn check_depends_on(tasks: &[Task], v: &mut Verdict) {
     }
     if let Some(i) = done.iter().position(|d| !d) {
         let path = spec().child("tasks").index(i).child("dependsOn").child("name");
-        let names = tasks[i].depends_on.as_ref().map(|d| d.name.as_slice()).unwrap_or_default();
+        let names = tasks[i].depends_on.as_deref().unwrap_or_default();
         let detail = "job has dependencies between tasks, but doesn't form a directed acyclic graph(DAG)";
         v.deny(VOLCANO_DEPENDS_ON, FieldError::invalid(path, BadValue::of(names), detail));
     }
@@ -394,7 +394,7 @@ fn check_job_update(job: &VolcanoJob, old: &VolcanoJob, raw: &str, v: &mut Verdi
 /// A Volcano PodGroup, on CREATE (Volcano has no UPDATE rule): the CRD's bounds and the
 /// webhook's network-topology rule, for the group and each sub-group.
 pub(super) fn check_pod_group(settings: &Settings, pg: &VolcanoPodGroup, v: &mut Verdict) {
-    let min = pg.spec.min_member;
+    let min = pg.min_member;
     if min < 0 {
         v.deny(VOLCANO_MIN_AVAILABLE, below_minimum(spec().child("minMember"), min, 0));
     }
@@ -402,13 +402,12 @@ pub(super) fn check_pod_group(settings: &Settings, pg: &VolcanoPodGroup, v: &mut
         let detail = format!("must be less than or equal to {max} (settings.maxMinCount)");
         v.deny(MAX_MIN_COUNT, FieldError::invalid(spec().child("minMember"), min, detail));
     }
-    if !pg.spec.queue.is_empty() {
-        check_queue_name(&pg.spec.queue, spec().child("queue"), v);
+    if !pg.queue.is_empty() {
+        check_queue_name(&pg.queue, spec().child("queue"), v);
     }
-    check_network_topology(pg.spec.network_topology.as_ref(), spec().child("networkTopology"), "", v);
-    for (i, sub) in pg.spec.sub_group_policy.iter().enumerate() {
+    check_network_topology(pg.network_topology.as_ref(), spec().child("networkTopology"), "", v);
+    for (i, (name, topology)) in pg.sub_groups.iter().enumerate() {
         let path = spec().child("subGroupPolicy").index(i).child("networkTopology");
-        let prefix = format!("in subGroupPolicy '{}': ", sub.name);
-        check_network_topology(sub.network_topology.as_ref(), path, &prefix, v);
+        check_network_topology(topology.as_ref(), path, &format!("in subGroupPolicy '{name}': "), v);
     }
 }
