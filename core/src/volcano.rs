@@ -6,8 +6,8 @@
 //! than the rules (each type and each optional field instantiates the tracked reader again).
 //! Volcano's CRD schema types every field before any webhook runs, so a field of another type
 //! only reaches a local check (CLI, playground); there it reads as unset, a check not made.
-//! An UPDATE's old vcjob is kept as the spec Volcano compares ([`frozen_spec`]), since Volcano
-//! refuses any change outside a few fields.
+//! An UPDATE's old vcjob keeps its whole spec, since Volcano refuses any change outside a few
+//! fields ([`same_spec`]).
 
 use serde_json::Value;
 
@@ -57,7 +57,7 @@ fn metadata(object: &Value) -> ObjectMeta {
 pub struct VolcanoJob {
     pub metadata: ObjectMeta,
     pub spec: JobSpec,
-    /// On the old object of an UPDATE only: its spec as Volcano compares it.
+    /// On the old object of an UPDATE only: its whole spec, which Volcano compares.
     pub frozen: Option<Value>,
 }
 
@@ -66,7 +66,7 @@ pub struct JobSpec {
     pub min_available: i32,
     pub tasks: Vec<Task>,
     pub policies: Vec<LifecyclePolicy>,
-    /// Plugin name → its arguments, in name order.
+    /// Plugin name → its arguments.
     pub plugins: Vec<(String, Vec<String>)>,
     pub queue: String,
     pub network_topology: Option<NetworkTopology>,
@@ -152,9 +152,8 @@ impl VolcanoJob {
     fn from_value(object: &Value) -> VolcanoJob {
         let spec = &object["spec"];
         let args = |v: &Value| v.as_array().into_iter().flatten().filter_map(Value::as_str).map(String::from).collect();
-        let mut plugins: Vec<(String, Vec<String>)> =
+        let plugins: Vec<(String, Vec<String>)> =
             spec["plugins"].as_object().into_iter().flatten().map(|(name, v)| (name.clone(), args(v))).collect();
-        plugins.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         VolcanoJob {
             metadata: metadata(object),
             spec: JobSpec {
@@ -176,7 +175,9 @@ impl VolcanoJob {
     /// The old object of an UPDATE: also its spec as Volcano compares it.
     pub fn decode_old(text: &str) -> Result<VolcanoJob, String> {
         let object = read(text)?;
-        Ok(VolcanoJob { frozen: Some(frozen_spec(&object)), ..VolcanoJob::from_value(&object) })
+        let job = VolcanoJob::from_value(&object);
+        let mut object = object;
+        Ok(VolcanoJob { frozen: Some(object["spec"].take()), ..job })
     }
 
     /// The arguments of the plugin `name`, when the job names it.
@@ -217,37 +218,74 @@ impl VolcanoJob {
     }
 }
 
-/// A vcjob's spec as Volcano's UPDATE webhook compares it (`validateJobUpdate`): without the
-/// fields it lets change (`minAvailable`, `priorityClassName`, each task's `replicas` and
-/// `minAvailable`), a `volumeClaimName` beside a `volumeClaim` (the controller writes it),
-/// with the CRD's defaults, and with Go's zero values (`null`, `false`, `0`, `""`, empty
-/// lists and maps) read as absent, as a typed Go decode and `Semantic.DeepEqual` read them.
-pub fn frozen_spec(object: &Value) -> Value {
-    let mut spec = object.get("spec").cloned().unwrap_or(Value::Null);
-    if let Value::Object(spec) = &mut spec {
-        spec.remove("minAvailable");
-        spec.remove("priorityClassName");
-        if let Some(Value::Array(tasks)) = spec.get_mut("tasks") {
-            for task in tasks.iter_mut().filter_map(Value::as_object_mut) {
-                task.remove("replicas");
-                task.remove("minAvailable");
-            }
-        }
-        if let Some(Value::Array(volumes)) = spec.get_mut("volumes") {
-            for volume in volumes.iter_mut().filter_map(Value::as_object_mut) {
-                if volume.get("volumeClaim").is_some_and(|c| !c.is_null()) {
-                    volume.remove("volumeClaimName");
-                }
-            }
-        }
-        if spec.get("queue").is_none_or(is_zero) {
-            spec.insert("queue".into(), DEFAULT_QUEUE.into());
-        }
-        if spec.get("maxRetry").is_none_or(is_zero) {
-            spec.insert("maxRetry".into(), 3.into());
+/// Whether two vcjob specs are the same as Volcano's UPDATE webhook compares them
+/// (`validateJobUpdate`): without the fields it lets change (`minAvailable`,
+/// `priorityClassName`, each task's `replicas` and `minAvailable`) and a `volumeClaimName`
+/// beside a `volumeClaim` (the controller writes it), with the CRD's defaults (`queue`,
+/// `maxRetry`), and with Go's zero values (`null`, `false`, `0`, `""`, empty lists and maps)
+/// read as unset, as a typed Go decode and `Semantic.DeepEqual` read them. Walks both once.
+pub fn same_spec(old: &Value, new: &Value) -> bool {
+    same(old, new, Level::Spec)
+}
+
+/// Where a map sits in the spec: which of its keys may differ.
+#[derive(Clone, Copy, PartialEq)]
+enum Level {
+    Spec,
+    Task,
+    Volume,
+    Other,
+}
+
+impl Level {
+    fn ignores(self, key: &str, map: &serde_json::Map<String, Value>) -> bool {
+        match self {
+            Level::Spec => matches!(key, "minAvailable" | "priorityClassName"),
+            Level::Task => matches!(key, "replicas" | "minAvailable"),
+            Level::Volume => key == "volumeClaimName" && map.get("volumeClaim").is_some_and(|c| !c.is_null()),
+            Level::Other => false,
         }
     }
-    without_zeros(spec)
+
+    fn child(self, key: &str) -> Level {
+        match (self, key) {
+            (Level::Spec, "tasks") => Level::Task,
+            (Level::Spec, "volumes") => Level::Volume,
+            _ => Level::Other,
+        }
+    }
+}
+
+/// `v` with the CRD's default for a spec field in its place when unset.
+fn defaulted<'a>(level: Level, key: &str, v: &'a Value) -> std::borrow::Cow<'a, Value> {
+    match (level, key) {
+        (Level::Spec, "queue") if is_zero(v) => std::borrow::Cow::Owned(DEFAULT_QUEUE.into()),
+        (Level::Spec, "maxRetry") if is_zero(v) => std::borrow::Cow::Owned(3.into()),
+        _ => std::borrow::Cow::Borrowed(v),
+    }
+}
+
+/// `a` and `b` are equal with zero values read as unset; `level` is the kind of map they are
+/// (a list's items are at the level of the list's key).
+fn same(a: &Value, b: &Value, level: Level) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let differs = |from: &serde_json::Map<String, Value>, other: &serde_json::Map<String, Value>| {
+                from.iter().any(|(k, v)| {
+                    if level.ignores(k, from) || level.ignores(k, other) {
+                        return false;
+                    }
+                    let w = other.get(k).unwrap_or(&Value::Null);
+                    !same(&defaulted(level, k, v), &defaulted(level, k, w), level.child(k))
+                })
+            };
+            !differs(x, y) && !differs(y, x)
+        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b, level)),
+        _ if is_zero(a) && is_zero(b) => true,
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
 }
 
 fn is_zero(v: &Value) -> bool {
@@ -257,18 +295,7 @@ fn is_zero(v: &Value) -> bool {
         Value::Number(n) => n.as_f64() == Some(0.0),
         Value::String(s) => s.is_empty(),
         Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
-    }
-}
-
-/// `v` with every zero-valued map entry removed, at every depth.
-fn without_zeros(v: Value) -> Value {
-    match v {
-        Value::Object(map) => {
-            Value::Object(map.into_iter().map(|(k, v)| (k, without_zeros(v))).filter(|(_, v)| !is_zero(v)).collect())
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(without_zeros).collect()),
-        other => other,
+        Value::Object(o) => o.values().all(is_zero),
     }
 }
 
@@ -317,11 +344,16 @@ mod tests {
     }
 
     #[test]
-    fn the_frozen_spec_leaves_out_what_may_change_and_zero_values() {
-        let old = json!({"spec": {"minAvailable": 2, "queue": "default", "maxRetry": 3, "tasks": [{"name": "a", "replicas": 2, "template": {"spec": {"hostNetwork": false}}}]}});
-        let new = json!({"spec": {"minAvailable": 4, "priorityClassName": "high", "tasks": [{"name": "a", "replicas": 4, "minAvailable": 4, "policies": [], "template": {"spec": {}}}]}});
-        assert_eq!(frozen_spec(&old), frozen_spec(&new));
-        let renamed = json!({"spec": {"tasks": [{"name": "b", "replicas": 2}]}});
-        assert_ne!(frozen_spec(&old), frozen_spec(&renamed));
+    fn the_spec_is_compared_without_what_may_change_and_zero_values() {
+        let old = json!({"minAvailable": 2, "queue": "default", "maxRetry": 3, "tasks": [{"name": "a", "replicas": 2, "template": {"spec": {"hostNetwork": false}}}],
+            "volumes": [{"mountPath": "/data", "volumeClaim": {"storageClassName": "x"}, "volumeClaimName": "train-data-abc"}]});
+        let new = json!({"minAvailable": 4, "priorityClassName": "high", "tasks": [{"name": "a", "replicas": 4, "minAvailable": 4, "policies": [], "template": {"spec": {}}}],
+            "volumes": [{"mountPath": "/data", "volumeClaim": {"storageClassName": "x"}}]});
+        assert!(same_spec(&old, &new));
+        assert!(!same_spec(&old, &json!({"tasks": [{"name": "b", "replicas": 2}]})));
+        assert!(!same_spec(
+            &old,
+            &json!({"queue": "research", "tasks": [{"name": "a"}], "volumes": [{"mountPath": "/data", "volumeClaim": {"storageClassName": "x"}}]})
+        ));
     }
 }

@@ -103,7 +103,8 @@ fn check_job_create(settings: &Settings, job: &VolcanoJob, v: &mut Verdict) {
     let mut names = HashSet::with_capacity(tasks.len());
     for (i, task) in tasks.iter().enumerate() {
         let path = spec().child("tasks").index(i);
-        check_task_counts(task, job_name, &path, v);
+        let above = format!("'minAvailable' is greater than 'replicas' in task: {}, job: {job_name}", task.name);
+        check_task_counts(task, &path, &above, v);
         let name_path = path.child("name");
         if let Some(e) = check_pattern(name_path.clone(), &task.name, 63, LABEL_PATTERN, names::is_dns1123_label) {
             v.deny(VOLCANO_TASK_NAME, e);
@@ -170,16 +171,16 @@ fn mpi_master(args: &[String]) -> &str {
     master
 }
 
-/// A task's replicas and `minAvailable`: the CRD's minimums, then the webhook's bound.
-fn check_task_counts(task: &Task, job_name: &str, path: &Path, v: &mut Verdict) {
+/// A task's replicas and `minAvailable`: the CRD's minimums, then the webhook's bound
+/// (`above`: its words, which CREATE and UPDATE word differently).
+fn check_task_counts(task: &Task, path: &Path, above: &str, v: &mut Verdict) {
     if task.replicas < 0 {
         v.deny(VOLCANO_MIN_AVAILABLE, below_minimum(path.child("replicas"), task.replicas, 0));
     }
     match task.min_available {
         Some(n) if n < 0 => v.deny(VOLCANO_MIN_AVAILABLE, below_minimum(path.child("minAvailable"), n, 0)),
         Some(n) if n > task.replicas => {
-            let detail = format!("'minAvailable' is greater than 'replicas' in task: {}, job: {job_name}", task.name);
-            v.deny(VOLCANO_MIN_AVAILABLE, FieldError::invalid(path.child("minAvailable"), n, detail));
+            v.deny(VOLCANO_MIN_AVAILABLE, FieldError::invalid(path.child("minAvailable"), n, above));
         }
         _ => {}
     }
@@ -326,14 +327,16 @@ fn check_depends_on(tasks: &[Task], v: &mut Verdict) {
     }
     let index: HashMap<&str, usize> = tasks.iter().enumerate().map(|(i, t)| (t.name.as_str(), i)).collect();
     let mut waiting: Vec<usize> = tasks.iter().map(|t| t.depends_on.as_ref().map_or(0, Vec::len)).collect();
-    // Each distinct (dependency, task) edge releases the task once.
-    let mut edges: HashSet<(usize, usize)> = HashSet::new();
+    // Each distinct (dependency, task) edge releases the task once: `seen[d] == i` marks
+    // dependency d as counted for task i.
+    let mut seen = vec![usize::MAX; tasks.len()];
     let mut next: Vec<Vec<usize>> = vec![Vec::new(); tasks.len()];
     for (i, task) in tasks.iter().enumerate() {
         for dep in task.depends_on.iter().flatten() {
             if let Some(&d) = index.get(dep.as_str())
-                && edges.insert((d, i))
+                && seen[d] != i
             {
+                seen[d] = i;
                 next[d].push(i);
             }
         }
@@ -363,17 +366,7 @@ fn check_depends_on(tasks: &[Task], v: &mut Verdict) {
 fn check_job_update(job: &VolcanoJob, old: &VolcanoJob, raw: &str, v: &mut Verdict) {
     for (i, task) in job.spec.tasks.iter().enumerate() {
         let path = spec().child("tasks").index(i);
-        if task.replicas < 0 {
-            v.deny(VOLCANO_MIN_AVAILABLE, below_minimum(path.child("replicas"), task.replicas, 0));
-        }
-        match task.min_available {
-            Some(n) if n < 0 => v.deny(VOLCANO_MIN_AVAILABLE, below_minimum(path.child("minAvailable"), n, 0)),
-            Some(n) if n > task.replicas => {
-                let detail = format!("'minAvailable' must be <= 'replicas' in task: {}", task.name);
-                v.deny(VOLCANO_MIN_AVAILABLE, FieldError::invalid(path.child("minAvailable"), n, detail));
-            }
-            _ => {}
-        }
+        check_task_counts(task, &path, &format!("'minAvailable' must be <= 'replicas' in task: {}", task.name), v);
         check_partition(task, job.name(), &path, v);
     }
     check_job_min_available(job, "job 'minAvailable' must not be greater than total replicas", v);
@@ -382,9 +375,9 @@ fn check_job_update(job: &VolcanoJob, old: &VolcanoJob, raw: &str, v: &mut Verdi
         v.deny(VOLCANO_UPDATE, FieldError::forbidden(spec().child("tasks"), "job updates may not add or remove tasks"));
         return;
     }
-    let new: Option<serde_json::Value> = crate::decode::from_str(raw).ok();
+    let new: Option<serde_json::Value> = serde_json::from_str(raw).ok();
     if let (Some(new), Some(old)) = (new, &old.frozen)
-        && crate::volcano::frozen_spec(&new) != *old
+        && !crate::volcano::same_spec(old, &new["spec"])
     {
         let detail = "job updates may not change fields other than `minAvailable`, `tasks[*].replicas under spec` and `PriorityClassName`";
         v.deny(VOLCANO_UPDATE, FieldError::forbidden(spec(), detail));
