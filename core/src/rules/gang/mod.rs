@@ -143,7 +143,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: MAX_MIN_COUNT,
         catalogue: "setting maxMinCount",
-        summary: "gang sizes stay under the cluster's cap (a 1.37 Job's gang without minCount counts its parallelism; a Trainer v2 gang counts every pod set of the run)",
+        summary: "gang sizes stay under the cluster's cap (a 1.37 Job's gang without minCount counts its parallelism; a Trainer v2 gang counts every pod set of the run; a Volcano Job's minAvailable as Volcano defaults it)",
     },
     RuleInfo {
         id: POLICY_IMMUTABLE,
@@ -428,7 +428,7 @@ impl RuleSet for Gang {
                 };
                 volcano::check_job(settings, job, old, &review.raw_object, &mut v);
             }
-            (Resource::VolcanoPodGroup(pg), None) => volcano::check_pod_group(settings, pg, &mut v),
+            (Resource::VolcanoPodGroup(pg), None) => volcano::check_pod_group(pg, &mut v),
             (Resource::VolcanoPodGroup(_), Some(_)) => {}
             (Resource::BatchJob(job), old) => {
                 let old = match old {

@@ -385,15 +385,13 @@ fn check_job_update(job: &VolcanoJob, old: &VolcanoJob, raw: &str, v: &mut Verdi
 }
 
 /// A Volcano PodGroup, on CREATE (Volcano has no UPDATE rule): the CRD's bounds and the
-/// webhook's network-topology rule, for the group and each sub-group.
-pub(super) fn check_pod_group(settings: &Settings, pg: &VolcanoPodGroup, v: &mut Verdict) {
+/// webhook's network-topology rule, for the group and each sub-group. Not `maxMinCount`:
+/// controllers make these (the training operator from all of a job's replicas when it sets
+/// no `minAvailable`, which that setting leaves alone), and what they make must pass.
+pub(super) fn check_pod_group(pg: &VolcanoPodGroup, v: &mut Verdict) {
     let min = pg.min_member;
     if min < 0 {
         v.deny(VOLCANO_MIN_AVAILABLE, below_minimum(spec().child("minMember"), min, 0));
-    }
-    if let Some(max) = settings.max_min_count.filter(|max| min > *max) {
-        let detail = format!("must be less than or equal to {max} (settings.maxMinCount)");
-        v.deny(MAX_MIN_COUNT, FieldError::invalid(spec().child("minMember"), min, detail));
     }
     if !pg.queue.is_empty() {
         check_queue_name(&pg.queue, spec().child("queue"), v);
