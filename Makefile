@@ -112,7 +112,7 @@ e2e-policy-server: policies
 # mpi-operator/ and Kueue's v2beta1 MPIJob are kept here (they are not in the shared folder),
 # like expectations.yaml.
 sync-corpus:
-	rsync -a --delete --exclude expectations.yaml --exclude /kubernetes-1.37/ --exclude /controller-made/ --exclude /mpi-operator/ --exclude /kubeflow-kueue/sample-mpijob.yaml ../shared/corpus/ e2e-tests/corpus/
+	rsync -a --delete --exclude expectations.yaml --exclude /kubernetes-1.37/ --exclude /controller-made/ --exclude /mpi-operator/ --exclude /volcano/ --exclude /kubeflow-kueue/sample-mpijob.yaml ../shared/corpus/ e2e-tests/corpus/
 
 clean:
 	$(CARGO) clean

@@ -90,7 +90,9 @@ fn examples_are_reported_at_their_lines() {
             "examples/manifests/trainjob.yaml:14:3: error: ClusterTrainingRuntime torch-gang: spec.podGroupPolicy: Invalid value: \"{coscheduling, volcano}\": must specify exactly one of: `coscheduling`, `volcano` (with both, Trainer makes two PodGroups and the job can stay Pending, kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:42:3: error: TrainJob ml/llama-finetune: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-gang\"}: ClusterTrainingRuntime \"torch-gang\" sets both coscheduling and volcano in spec.podGroupPolicy, so Trainer makes two PodGroups for the job and it can stay Pending (kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:54:3: error: TrainJob ml/llama-eval: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-distributed\"}: clustertrainingruntimes.trainer.kubeflow.org \"torch-distributed\" not found: specified clusterTrainingRuntime must be created before the TrainJob is created [run-policy.runtime-exists]",
-            "23 documents checked in 30 files: 15 accepted, 8 rejected, 9 warnings; 37 documents skipped (no rule set guards them)",
+            "examples/manifests/volcano.yaml:41:3: error: Job ml/llm-pretrain: spec.minAvailable: Invalid value: 5: job 'minAvailable' should not be greater than total replicas in tasks (4) [gang.volcano-min-available]",
+            "examples/manifests/volcano.yaml:45:16: error: Job ml/llm-pretrain: spec.policies[1].events[0]: Invalid value: \"PodEvicted\": duplicate event PodEvicted  across different policy [gang.volcano-policies]",
+            "25 documents checked in 32 files: 16 accepted, 9 rejected, 9 warnings; 38 documents skipped (no rule set guards them)",
         ]
     );
     assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");
@@ -292,7 +294,7 @@ fn json_output_has_the_report_fields() {
     }
     assert_eq!(
         report["summary"],
-        json!({"documents": 32, "checked": 19, "accepted": 11, "rejected": 8, "warnings": 6, "mutated": 0, "skipped": 13, "unserved": 0, "refused": 0})
+        json!({"documents": 34, "checked": 21, "accepted": 12, "rejected": 9, "warnings": 6, "mutated": 0, "skipped": 13, "unserved": 0, "refused": 0})
     );
     for doc in report["documents"].as_array().expect("documents") {
         for field in
@@ -338,7 +340,7 @@ fn sarif_output_meets_the_schema_requirements() {
     let rules = driver["rules"].as_array().expect("rules");
     assert!(rules.iter().all(|r| r["id"].is_string() && r["shortDescription"]["text"].is_string()));
     let results = runs[0]["results"].as_array().expect("results");
-    assert_eq!(results.len(), 16);
+    assert_eq!(results.len(), 18);
     for r in results {
         assert!(r["message"]["text"].is_string(), "{r}");
         let index = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
@@ -364,13 +366,14 @@ fn junit_output_is_xml_with_a_failure_per_rejection() {
     assert_eq!(root.tag_name().name(), "testsuites");
     let suite = root.children().find(|n| n.has_tag_name("testsuite")).expect("testsuite");
     let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
-    // 19 documents x 4 rule sets, and the 13 cluster objects skipped (the 6 Nodes; dra.yaml's
+    // 21 documents x 4 rule sets, and the 13 cluster objects skipped (the 6 Nodes; dra.yaml's
     // DeviceClasses, ResourceSlices and claim template).
-    assert_eq!(cases.len(), 89);
-    assert_eq!(suite.attribute("tests"), Some("89"));
+    assert_eq!(cases.len(), 97);
+    assert_eq!(suite.attribute("tests"), Some("97"));
     let failures: Vec<_> = cases.iter().filter_map(|c| c.children().find(|n| n.has_tag_name("failure"))).collect();
-    assert_eq!(failures.len(), 10);
-    assert_eq!(suite.attribute("failures"), Some("10"));
+    // One per rule set that rejects a document (the Volcano job: gang only).
+    assert_eq!(failures.len(), 11);
+    assert_eq!(suite.attribute("failures"), Some("11"));
     assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 13);
     let restart = cases
         .iter()

@@ -24,3 +24,4 @@ pub mod scheduling;
 mod track;
 pub mod trainer;
 pub mod verdict;
+pub mod volcano;

@@ -15,6 +15,7 @@ use crate::meta::Metadata;
 use crate::pod::Pod;
 use crate::scheduling::{self, CompositePodGroup, GroupSpec, PodGroup, Version, Workload};
 use crate::trainer::{self, Runtime, TrainJob, TrainerKind};
+use crate::volcano::{self, VolcanoJob, VolcanoPodGroup};
 
 pub const SCHEDULING_GROUP: &str = scheduling::GROUP;
 pub const KUBEFLOW_GROUP: &str = "kubeflow.org";
@@ -177,6 +178,10 @@ pub enum Resource {
     /// A Kubeflow Trainer v2 TrainingRuntime or ClusterTrainingRuntime (the request's kind
     /// says which).
     Runtime(Box<Runtime>),
+    /// A Volcano `batch.volcano.sh/v1alpha1` Job (vcjob).
+    VolcanoJob(Box<VolcanoJob>),
+    /// A Volcano `scheduling.volcano.sh/v1beta1` PodGroup.
+    VolcanoPodGroup(Box<VolcanoPodGroup>),
 }
 
 /// What the decoded request is about; it borrows the object's text from the payload.
@@ -245,7 +250,9 @@ pub mod kinds {
     pub const BATCH: u32 = 1 << 3;
     /// `trainer.kubeflow.org` TrainJobs and runtimes.
     pub const TRAINER: u32 = 1 << 4;
-    pub const ALL: u32 = SCHEDULING | POD | KUBEFLOW | BATCH | TRAINER;
+    /// Volcano's vcjobs and PodGroups.
+    pub const VOLCANO: u32 = 1 << 5;
+    pub const ALL: u32 = SCHEDULING | POD | KUBEFLOW | BATCH | TRAINER | VOLCANO;
 }
 
 /// The family of a guarded kind.
@@ -255,6 +262,7 @@ fn family(gvk: &GroupVersionKind) -> u32 {
         SCHEDULING_GROUP => kinds::SCHEDULING,
         KUBEFLOW_GROUP => kinds::KUBEFLOW,
         batch::GROUP => kinds::BATCH,
+        volcano::JOB_GROUP | volcano::SCHEDULING_GROUP => kinds::VOLCANO,
         _ => kinds::TRAINER,
     }
 }
@@ -275,7 +283,7 @@ impl Reads for AllKinds {
 pub struct BadRequest(pub String);
 
 /// The kinds this project guards, for messages.
-pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1, v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup, v1 Pod, batch/v1 Job and CronJob, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob, kubeflow.org/v2beta1 MPIJob, trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime and ClusterTrainingRuntime";
+pub const GUARDED_KINDS: &str = "scheduling.k8s.io/v1, v1beta1, v1alpha3 and v1alpha2 Workload and PodGroup, scheduling.k8s.io/v1alpha3 CompositePodGroup, v1 Pod, batch/v1 Job and CronJob, kubeflow.org/v1 TFJob, PyTorchJob, MPIJob, JAXJob, PaddleJob and XGBoostJob, kubeflow.org/v2beta1 MPIJob, trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime and ClusterTrainingRuntime, batch.volcano.sh/v1alpha1 Job, scheduling.volcano.sh/v1beta1 PodGroup";
 
 /// Whether this kind is one the rule sets know how to read: `Ok(false)` for kinds outside
 /// the project's API groups (accepted untouched), an error for unknown kinds inside them.
@@ -290,6 +298,11 @@ fn is_guarded(gvk: &GroupVersionKind) -> Result<bool, BadRequest> {
         trainer::GROUP => gvk.version == trainer::VERSION && TrainerKind::from_kind(&gvk.kind).is_some(),
         // Other batch kinds and versions are not the project's.
         batch::GROUP => return Ok(gvk.version == batch::VERSION && BatchKind::from_kind(&gvk.kind).is_some()),
+        // Volcano's other kinds (Queue, Command, CronJob, ...) are not the project's.
+        volcano::JOB_GROUP => return Ok(gvk.version == volcano::JOB_VERSION && gvk.kind == "Job"),
+        volcano::SCHEDULING_GROUP => {
+            return Ok(gvk.version == volcano::SCHEDULING_VERSION && gvk.kind == "PodGroup");
+        }
         _ => return Ok(false),
     };
     if known {
@@ -319,7 +332,12 @@ impl Resource {
             Resource::CompositePodGroup(cpg) => vec![cpg.group_spec()],
             Resource::Workload(w) => w.group_specs(),
             Resource::BatchJob(job) => job.group_spec().into_iter().collect(),
-            Resource::Pod(_) | Resource::Kubeflow(_) | Resource::TrainJob(_) | Resource::Runtime(_) => Vec::new(),
+            Resource::Pod(_)
+            | Resource::Kubeflow(_)
+            | Resource::TrainJob(_)
+            | Resource::Runtime(_)
+            | Resource::VolcanoJob(_)
+            | Resource::VolcanoPodGroup(_) => Vec::new(),
         }
     }
 
@@ -342,6 +360,14 @@ impl Resource {
         let version =
             || Version::parse(&gvk.version).ok_or_else(|| format!("unsupported version {}", gvk.api_version()));
         Ok(match gvk.kind.as_str() {
+            // Volcano's kinds share names with others: their group says which.
+            "Job" if gvk.group == volcano::JOB_GROUP && reads(kinds::VOLCANO) => {
+                let decode = if old { VolcanoJob::decode_old } else { VolcanoJob::decode };
+                Resource::VolcanoJob(Box::new(decode(text)?))
+            }
+            "PodGroup" if gvk.group == volcano::SCHEDULING_GROUP && reads(kinds::VOLCANO) => {
+                Resource::VolcanoPodGroup(Box::new(VolcanoPodGroup::decode(text)?))
+            }
             "Workload" if reads(kinds::SCHEDULING) => Resource::Workload(Box::new(Workload::decode(version()?, text)?)),
             "PodGroup" if reads(kinds::SCHEDULING) => Resource::PodGroup(Box::new(PodGroup::decode(version()?, text)?)),
             "CompositePodGroup" if reads(kinds::SCHEDULING) => {

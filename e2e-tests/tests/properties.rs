@@ -85,8 +85,116 @@ fn pytorch_job() -> impl Strategy<Value = Value> {
     })
 }
 
+/// One Volcano task as its generator draws it: replicas, `minAvailable`, a partition policy
+/// (total partitions, size, minimum partitions), and which earlier tasks it waits on.
+type VolcanoTask = (i32, Option<i32>, Option<(i32, i32, i32)>, Vec<bool>);
+
+fn volcano_task() -> impl Strategy<Value = VolcanoTask> {
+    (
+        0..=6i32,
+        proptest::option::of(0..=6i32),
+        proptest::option::of((1..=3i32, 1..=3i32, 0..=3i32)),
+        proptest::collection::vec(any::<bool>(), 4),
+    )
+}
+
+/// A Volcano Job that Volcano's webhook (v1.15.1 `validateJobCreate`) accepts, as a user
+/// writes it (`defaulted` false: queue, task names and `minAvailable`s left to Volcano's
+/// mutating webhook) or as that webhook leaves it (every default written out).
+fn volcano_job() -> impl Strategy<Value = Value> {
+    let events = proptest::sample::subsequence(
+        vec!["PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted", "TaskFailed", "JobUpdated"],
+        0..=3,
+    );
+    let action = prop_oneof![
+        Just("AbortJob"),
+        Just("RestartJob"),
+        Just("RestartTask"),
+        Just("RestartPod"),
+        Just("TerminateJob"),
+        Just("CompleteJob")
+    ];
+    let plugins = proptest::sample::subsequence(vec!["ssh", "env", "svc", "mpi", "pytorch"], 0..=3);
+    let topology = proptest::option::of((any::<bool>(), proptest::option::of(0..=3i32)));
+    (
+        (name(), proptest::collection::vec(volcano_task(), 1..=4), proptest::collection::vec(name(), 4), any::<bool>()),
+        (events, action, proptest::collection::vec(1..=255i32, 0..=2), plugins, topology, proptest::option::of(0..=24i32)),
+    )
+        .prop_map(|((job, drawn, names, defaulted), (events, action, exit_codes, plugins, topology, min))| {
+            // Distinct task names that Volcano's default names (`default<i>`) cannot meet.
+            let mut seen = std::collections::HashSet::new();
+            let names: Vec<String> = names
+                .into_iter()
+                .enumerate()
+                .map(|(i, n)| if n.starts_with("default") || !seen.insert(n.clone()) { format!("t{i}") } else { n })
+                .collect();
+            let named = |i: usize| -> String { if defaulted || i.is_multiple_of(2) { names[i].clone() } else { format!("default{i}") } };
+            let mut tasks = Vec::new();
+            let mut total = 0;
+            let mut sum_min = 0;
+            for (i, (replicas, min_available, partition, waits)) in drawn.iter().enumerate() {
+                let mut task = json!({"replicas": replicas, "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}});
+                if defaulted || i.is_multiple_of(2) {
+                    task["name"] = json!(names[i]);
+                }
+                let mut replicas = *replicas;
+                let mut min = min_available.map(|m| m.min(replicas));
+                if let Some((parts, size, min_parts)) = partition {
+                    replicas = parts * size;
+                    let min_parts = (*min_parts).min(*parts);
+                    task["replicas"] = json!(replicas);
+                    task["partitionPolicy"] = json!({"totalPartitions": parts, "partitionSize": size, "minPartitions": min_parts});
+                    min = if min_parts > 0 { min.map(|_| min_parts * size) } else { min.map(|m| m.min(replicas)) };
+                    if defaulted && min.is_none() {
+                        min = Some(if min_parts > 0 { min_parts * size } else { replicas });
+                    }
+                }
+                if defaulted && min.is_none() {
+                    min = Some(replicas);
+                }
+                if let Some(m) = min {
+                    task["minAvailable"] = json!(m);
+                }
+                let deps: Vec<String> = (0..i).filter(|j| waits[*j]).map(named).collect();
+                if !deps.is_empty() {
+                    task["dependsOn"] = json!({"name": deps});
+                }
+                total += replicas;
+                sum_min += min.unwrap_or(replicas);
+                tasks.push(task);
+            }
+            let mut spec = json!({"tasks": tasks});
+            match min.filter(|m| *m > 0) {
+                Some(m) => spec["minAvailable"] = json!(m.min(total)),
+                None if defaulted => spec["minAvailable"] = json!(sum_min),
+                None => {}
+            }
+            if defaulted {
+                spec["queue"] = json!("default");
+            }
+            let mut policies: Vec<Value> = events.iter().map(|e| json!({"event": e, "action": action})).collect();
+            policies.extend(exit_codes.iter().collect::<std::collections::BTreeSet<_>>().into_iter().map(|c| json!({"exitCode": c, "action": action})));
+            spec["policies"] = json!(policies);
+            let mut plugin_map = serde_json::Map::new();
+            for p in plugins {
+                let args = if p == "mpi" { json!([format!("--master={}", named(0))]) } else { json!([]) };
+                plugin_map.insert(p.to_string(), args);
+            }
+            spec["plugins"] = Value::Object(plugin_map);
+            if let Some((hard, tier)) = topology {
+                let mut t = json!({"mode": if hard { "hard" } else { "soft" }});
+                match tier {
+                    Some(n) => t["highestTierAllowed"] = json!(n),
+                    None => t["highestTierName"] = json!("spine"),
+                }
+                spec["networkTopology"] = t;
+            }
+            json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": job, "namespace": "ml"}, "spec": spec})
+        })
+}
+
 fn valid_object() -> impl Strategy<Value = Value> {
-    prop_oneof![pod_group(), workload(), pytorch_job()]
+    prop_oneof![pod_group(), workload(), pytorch_job(), volcano_job()]
 }
 
 /// Any object the rules have something to say about: valid ones and ones with a field
@@ -184,6 +292,25 @@ proptest! {
         warnings.sort();
         bundle_warnings.sort();
         prop_assert_eq!(bundle_warnings, warnings);
+    }
+
+    /// What Volcano's webhook accepts, raw or as its mutating webhook completes it, passes
+    /// without a word; an UPDATE that scales it (the counts Volcano lets change) too.
+    #[test]
+    fn volcano_jobs_volcano_accepts_pass_raw_defaulted_and_scaled(job in volcano_job()) {
+        let cluster = cluster();
+        let r = evaluate::<Gang>(&payload("CREATE", &job, None, &json!({})), &cluster);
+        prop_assert!(r.accepted && r.warnings.is_empty(), "rejected {job}: {:?} {:?}", r.message, r.warnings);
+        let mut scaled = job.clone();
+        scaled["spec"]["priorityClassName"] = json!("high");
+        scaled["spec"]["minAvailable"] = json!(0);
+        if let Some(tasks) = scaled["spec"]["tasks"].as_array_mut() {
+            for t in tasks.iter_mut().filter(|t| t.get("partitionPolicy").is_none()) {
+                t["replicas"] = json!(t["replicas"].as_i64().unwrap_or(0) + 1);
+            }
+        }
+        let r = evaluate::<Gang>(&payload("UPDATE", &scaled, Some(&job), &json!({})), &cluster);
+        prop_assert!(r.accepted && r.warnings.is_empty(), "update of {job} rejected: {:?}", r.message);
     }
 }
 

@@ -27,6 +27,8 @@ const KINDS: &[(&str, &str)] = &[
     ("batch/v1", "Job"),
     ("batch/v1", "CronJob"),
     ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
+    ("batch.volcano.sh/v1alpha1", "Job"),
+    ("scheduling.volcano.sh/v1beta1", "PodGroup"),
 ];
 
 /// Field names of the guarded kinds (and a few values the rules compare against).
@@ -118,6 +120,24 @@ const WORDS: &[&str] = &[
     "gpus",
     "t",
     "ml",
+    // Volcano's Job and PodGroup.
+    "tasks",
+    "dependsOn",
+    "policies",
+    "event",
+    "events",
+    "exitCode",
+    "action",
+    "plugins",
+    "partitionPolicy",
+    "totalPartitions",
+    "partitionSize",
+    "minPartitions",
+    "networkTopology",
+    "highestTierAllowed",
+    "highestTierName",
+    "subGroupPolicy",
+    "minMember",
     // Jobs, TrainJobs and what the capacity rules read.
     "parallelism",
     "completions",

@@ -128,6 +128,44 @@ spec:
 }
 
 #[test]
+fn a_volcano_job_is_checked_by_gang_at_its_lines_and_left_to_the_others() {
+    let vcjob = "\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: llm-pretrain, namespace: ml}
+spec:
+  minAvailable: 5
+  plugins: {mpi: ['--master=launcher']}
+  tasks:
+  - name: launcher
+    replicas: 1
+    template: {spec: {containers: [{name: c, image: busybox}]}}
+  - name: worker
+    replicas: 3
+    dependsOn: {name: [worker]}
+    template: {spec: {containers: [{name: c, image: busybox}]}}
+";
+    let report = run(&input(vcjob, Value::Null, &[]));
+    let doc = &report["documents"][0];
+    let located: Vec<(String, u64)> = result(doc, "gang")["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["message"].as_str().unwrap().to_string(), v["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        located,
+        [
+            ("spec.minAvailable: Invalid value: 5: job 'minAvailable' should not be greater than total replicas in tasks (4) [gang.volcano-min-available]".to_string(), 5),
+            ("spec.tasks[1].dependsOn.name: Invalid value: [\"worker\"]: job has dependencies between tasks, but doesn't form a directed acyclic graph(DAG) [gang.volcano-depends-on]".to_string(), 13),
+        ]
+    );
+    for accepted in ["topology", "claims", "runPolicy"] {
+        assert_eq!(result(doc, accepted)["accepted"], true, "{accepted}");
+    }
+}
+
+#[test]
 fn a_clock_times_each_rule_set() {
     let mut now = 0.0;
     let mut clock = || {

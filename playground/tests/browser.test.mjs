@@ -178,6 +178,32 @@ test("a gallery example shows its violation on the right line, and the line butt
   await context.close();
 });
 
+test("a Volcano Job from the gallery is rejected by gang alone, in Volcano's words, at its lines", async () => {
+  const { context, page, problems } = await open("/#ex=examples%2F21-volcano-job");
+  await firstVerdict(page);
+  await editorReady(page);
+  const summary = await evaluations(page, 2);
+  assert.match(summary, /^Rejected: Job ml\/llm-pretrain by gang \[gang\.volcano-/);
+  const text = (await editorText(page)).split("\n");
+  const findings = await page.locator(".findings li.violation").all();
+  assert.equal(findings.length, 2);
+  const expected = [
+    ["gang.volcano-policies", "event"],
+    ["gang.volcano-min-available", "minAvailable"],
+  ];
+  const seen = [];
+  for (const item of findings) {
+    const rule = await item.locator("a.rule").textContent();
+    const line = Number((await item.locator("button.jump").textContent()).replace("line ", ""));
+    seen.push([rule, text[line - 1].trim().split(":")[0].replace(/^- /, "")]);
+  }
+  assert.deepEqual(seen.sort(), expected.sort());
+  // The other rule sets do not read Volcano's kinds: gang's is the only rejection.
+  assert.equal(await page.locator(".matrix tbody td .v.rejected").count(), 1);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("editing the manifests changes the verdict", async () => {
   const { context, page } = await open("/");
   await firstVerdict(page);

@@ -33,6 +33,12 @@ pub const BATCH: &[&str] = &["Job", "CronJob"];
 pub const TRAINER: &[&str] = &["TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"];
 const RUNTIMES: &[&str] = &["TrainingRuntime", "ClusterTrainingRuntime"];
 
+/// Volcano's `batch.volcano.sh/v1alpha1` Job and `scheduling.volcano.sh/v1beta1` PodGroup.
+pub const VOLCANO: &[&str] = &["Job (Volcano)", "PodGroup (Volcano)"];
+const VOLCANO_JOB: &[&str] = &["Job (Volcano)"];
+const VOLCANO_QUEUE_HOLDERS: &[&str] =
+    &["TrainJob", "TrainingRuntime", "ClusterTrainingRuntime", "Job (Volcano)", "PodGroup (Volcano)"];
+
 const WORKLOAD_AND_PODGROUP: &[&str] = &["Workload", "PodGroup"];
 /// Every holder of a group spec a rule about it reads.
 const GROUP_HOLDERS: &[&str] = &["Workload", "PodGroup", "Job", "CronJob"];
@@ -375,7 +381,7 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "gang.volcano-queue",
-        kinds: TRAINER,
+        kinds: VOLCANO_QUEUE_HOLDERS,
         example: "spec.template.metadata.annotations[scheduling.volcano.sh/queue-name]: Invalid value: \"\": Volcano queue name must not be empty [gang.volcano-queue]",
         upstream: Some(ErrorType::Invalid),
     },
@@ -389,6 +395,72 @@ pub const DOCS: &[RuleDoc] = &[
         id: "gang.depends-on",
         kinds: RUNTIMES,
         example: "spec.template.spec.replicatedJobs[1].dependsOn[0]: job \"node\" is created only once job \"dataset-initializer\" is Complete, but the gang's minMember (2: dataset-initializer 1 + node 1) counts the pods of both, so the pods of \"dataset-initializer\" wait for pods that do not exist yet and the gang may never start [gang.depends-on]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "gang.volcano-tasks",
+        kinds: VOLCANO_JOB,
+        example: "spec.tasks: Required value: No task specified in job spec [gang.volcano-tasks]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "gang.volcano-task-name",
+        kinds: VOLCANO_JOB,
+        example: "spec.tasks[1].name: Invalid value: \"task-1\": duplicated task name task-1 [gang.volcano-task-name]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "gang.volcano-pod-name",
+        kinds: VOLCANO_JOB,
+        example: "spec.tasks[0].name: Invalid value: \"parameter-server-for-the-embedding-tables-of-the-ranking-model\": create pod with name ranking-parameter-server-for-the-embedding-tables-of-the-ranking-model-0 validate failed [name part must be no more than 63 characters] [gang.volcano-pod-name]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "gang.volcano-min-available",
+        kinds: VOLCANO,
+        example: "spec.minAvailable: Invalid value: 5: job 'minAvailable' should not be greater than total replicas in tasks (4) [gang.volcano-min-available]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "gang.volcano-policies",
+        kinds: VOLCANO_JOB,
+        example: "spec.policies[1].event: Invalid value: \"PodFailed\": duplicate event PodFailed  across different policy [gang.volcano-policies]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "gang.volcano-plugins",
+        kinds: VOLCANO_JOB,
+        example: "spec.plugins[horovod]: Invalid value: \"horovod\": unable to find job plugin: horovod (Volcano's plugins: ssh, env, svc, tensorflow, mpi, pytorch, hcclrank, ray) [gang.volcano-plugins]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "gang.volcano-mpi-master",
+        kinds: VOLCANO_JOB,
+        example: "spec.plugins[mpi]: Invalid value: \"launcher\": The specified mpi master task was not found [gang.volcano-mpi-master]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "gang.volcano-depends-on",
+        kinds: VOLCANO_JOB,
+        example: "spec.tasks[0].dependsOn.name: Invalid value: [\"worker\"]: job has dependencies between tasks, but doesn't form a directed acyclic graph(DAG) [gang.volcano-depends-on]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "gang.volcano-network-topology",
+        kinds: VOLCANO,
+        example: "spec.networkTopology.mode: Unsupported value: \"strict\": supported values: \"hard\", \"soft\" [gang.volcano-network-topology]",
+        upstream: Some(ErrorType::NotSupported),
+    },
+    RuleDoc {
+        id: "gang.volcano-partition",
+        kinds: VOLCANO_JOB,
+        example: "spec.tasks[0].partitionPolicy.totalPartitions: Invalid value: 2: 'Replicas' are not equal to TotalPartitions*PartitionSize in task: worker, job: train [gang.volcano-partition]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "gang.volcano-update",
+        kinds: VOLCANO_JOB,
+        example: "spec: Forbidden: job updates may not change fields other than `minAvailable`, `tasks[*].replicas under spec` and `PriorityClassName` [gang.volcano-update]",
         upstream: None,
     },
     RuleDoc {
@@ -901,7 +973,9 @@ mod tests {
         for d in DOCS {
             assert!(d.example.ends_with(&format!("[{}]", d.id)), "{}: {}", d.id, d.example);
             assert!(!d.kinds.is_empty(), "{}", d.id);
-            let is_known = |k: &&str| known.contains(k) || JOBS.contains(k) || BATCH.contains(k) || TRAINER.contains(k);
+            let is_known = |k: &&str| {
+                known.contains(k) || JOBS.contains(k) || BATCH.contains(k) || TRAINER.contains(k) || VOLCANO.contains(k)
+            };
             assert!(d.kinds.iter().all(is_known), "{}: {:?}", d.id, d.kinds);
         }
     }

@@ -44,20 +44,24 @@ use serde_json::{Value, json};
 /// `v1alpha2` one are here.
 const CASES: &[&str] = &[
     // gang
-    "gang/podgroup-basic-accepted",                  // accepted, nothing looked up
-    "gang/podgroup-from-template-accepted",          // accepted after the Workload lookup
-    "gang/podgroup-min-count-zero",                  // rejected (the README's example)
-    "gang/podgroup-template-policy-mismatch",        // rejected against the Workload the API server serves
-    "gang/v1beta1-podgroup-workload-being-deleted",  // v1beta1 Workload with deletionTimestamp, through kube-rs
-    "gang/pod-podgroup-missing-warns",               // warning: the PodGroup lookup is a 404, not an error
-    "gang/job-gang-accepted",                        // 1.37 Job
-    "gang/job-min-count-above-parallelism",          // 1.37 Job rejected
-    "gang/job-owned-by-jobset-warns",                // 1.37 Job with a warning
-    "gang/runtime-volcano-queue-missing-warns",      // Trainer v2: the Volcano Queue lookup is a 404
-    "gang/mpijob-v2beta1-custom-scheduler-warns",    // the MPI operator's MPIJob, in its words
-    "gang/v1-workload-flat-accepted",                // Kubernetes 1.38 scheduling.k8s.io/v1
-    "gang/v1-podgroup-min-count-zero",               // v1 rejected
-    "gang/v1-job-made-basic-podgroup-not-looked-up", // the Job controller's PodGroup: no lookup
+    "gang/podgroup-basic-accepted",                       // accepted, nothing looked up
+    "gang/podgroup-from-template-accepted",               // accepted after the Workload lookup
+    "gang/podgroup-min-count-zero",                       // rejected (the README's example)
+    "gang/podgroup-template-policy-mismatch",             // rejected against the Workload the API server serves
+    "gang/v1beta1-podgroup-workload-being-deleted",       // v1beta1 Workload with deletionTimestamp, through kube-rs
+    "gang/pod-podgroup-missing-warns",                    // warning: the PodGroup lookup is a 404, not an error
+    "gang/job-gang-accepted",                             // 1.37 Job
+    "gang/job-min-count-above-parallelism",               // 1.37 Job rejected
+    "gang/job-owned-by-jobset-warns",                     // 1.37 Job with a warning
+    "gang/runtime-volcano-queue-missing-warns",           // Trainer v2: the Volcano Queue lookup is a 404
+    "gang/mpijob-v2beta1-custom-scheduler-warns",         // the MPI operator's MPIJob, in its words
+    "gang/v1-workload-flat-accepted",                     // Kubernetes 1.38 scheduling.k8s.io/v1
+    "gang/v1-podgroup-min-count-zero",                    // v1 rejected
+    "gang/v1-job-made-basic-podgroup-not-looked-up",      // the Job controller's PodGroup: no lookup
+    "gang/volcano-job-every-field-accepted",              // Volcano's vcjob, every checked field set
+    "gang/volcano-job-task-min-available-above-replicas", // vcjob rejected in Volcano's words
+    "gang/volcano-job-update-queue-changed",              // vcjob UPDATE: only the counts may change
+    "gang/volcano-podgroup-network-topology",             // Volcano's PodGroup rejected
     // topology
     "topology/cronjob-key-on-nodes-accepted", // accepted after the Node list
     "topology/job-kueue-level-accepted",      // a Kueue level the Nodes carry
@@ -123,6 +127,7 @@ const CASES: &[&str] = &[
     "bundle/capacity-gang-larger-than-cluster-warns",    // capacity with the bundle's defaults
     "bundle/mpijob-v2beta1-violations-from-every-set",   // a v2beta1 MPIJob rejected by three rule sets
     "bundle/queue-quota-exceeded-denied",                // the queue check with topology.queueCheck deny
+    "bundle/volcano-job-rejected-by-gang-alone",         // a vcjob: the gang rule set alone reads it
     // the gang-topology policy group
     "gang-topology-group/gang/podgroup-basic-accepted", // both members accept
     "gang-topology-group/gang/podgroup-min-count-zero", // gang rejects: topology is never called

@@ -198,7 +198,9 @@ impl RuleSet for Claims {
             | Resource::CompositePodGroup(_)
             | Resource::Kubeflow(_)
             | Resource::TrainJob(_)
-            | Resource::Runtime(_) => {}
+            | Resource::Runtime(_)
+            | Resource::VolcanoJob(_)
+            | Resource::VolcanoPodGroup(_) => {}
         }
         check_sources_exist(settings, &sources, ns, cluster, &mut v);
         v

@@ -30,6 +30,7 @@ mod kubeflow;
 mod pod;
 mod spec;
 mod trainer;
+mod volcano;
 mod workload;
 
 use batch::check_batch_job;
@@ -91,6 +92,17 @@ pub const POD_GROUP_POLICY: &str = "gang.pod-group-policy";
 pub const VOLCANO_QUEUE: &str = "gang.volcano-queue";
 pub const TRAINER_SCHEDULER_NAME: &str = "gang.trainer-scheduler-name";
 pub const GANG_DEPENDS_ON: &str = "gang.depends-on";
+pub const VOLCANO_TASKS: &str = "gang.volcano-tasks";
+pub const VOLCANO_TASK_NAME: &str = "gang.volcano-task-name";
+pub const VOLCANO_POD_NAME: &str = "gang.volcano-pod-name";
+pub const VOLCANO_MIN_AVAILABLE: &str = "gang.volcano-min-available";
+pub const VOLCANO_POLICIES: &str = "gang.volcano-policies";
+pub const VOLCANO_PLUGINS: &str = "gang.volcano-plugins";
+pub const VOLCANO_MPI_MASTER: &str = "gang.volcano-mpi-master";
+pub const VOLCANO_DEPENDS_ON: &str = "gang.volcano-depends-on";
+pub const VOLCANO_NETWORK_TOPOLOGY: &str = "gang.volcano-network-topology";
+pub const VOLCANO_PARTITION: &str = "gang.volcano-partition";
+pub const VOLCANO_UPDATE: &str = "gang.volcano-update";
 
 /// Every rule of the set, for documentation and the playground.
 pub const RULES: &[RuleInfo] = &[
@@ -131,7 +143,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: MAX_MIN_COUNT,
         catalogue: "setting maxMinCount",
-        summary: "gang sizes stay under the cluster's cap (a 1.37 Job's gang without minCount counts its parallelism; a Trainer v2 gang counts every pod set of the run)",
+        summary: "gang sizes stay under the cluster's cap (a 1.37 Job's gang without minCount counts its parallelism; a Trainer v2 gang counts every pod set of the run; a Volcano Job's minAvailable as Volcano defaults it)",
     },
     RuleInfo {
         id: POLICY_IMMUTABLE,
@@ -242,7 +254,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: VOLCANO_QUEUE,
         catalogue: "V2-21",
-        summary: "Trainer v2 Volcano runtime and TrainJob patches: the queue annotation is not empty; warn when the Queue is missing or not Open (context-aware)",
+        summary: "Trainer v2 Volcano runtime and TrainJob patches: the queue annotation is not empty; warn when the Queue is missing or not Open (context-aware); a Volcano Job's and PodGroup's queue is a DNS subdomain (Volcano's CRD)",
     },
     RuleInfo {
         id: TRAINER_SCHEDULER_NAME,
@@ -253,6 +265,53 @@ pub const RULES: &[RuleInfo] = &[
         id: GANG_DEPENDS_ON,
         catalogue: "V2-23",
         summary: "warn when a gang runtime's job starts only after another (dependsOn) while the gang counts the pods of both",
+    },
+    RuleInfo { id: VOLCANO_TASKS, catalogue: "VC-01", summary: "a Volcano Job has at least one task" },
+    RuleInfo {
+        id: VOLCANO_TASK_NAME,
+        catalogue: "VC-02",
+        summary: "Volcano Job task names (an empty one defaulted to default<index>) are DNS-1123 labels and unique",
+    },
+    RuleInfo {
+        id: VOLCANO_POD_NAME,
+        catalogue: "VC-03",
+        summary: "a Volcano Job's name and its pods' names (<job>-<task>-<task index>) are qualified names",
+    },
+    RuleInfo {
+        id: VOLCANO_MIN_AVAILABLE,
+        catalogue: "VC-04",
+        summary: "Volcano Job: replicas and minAvailable not negative, a task's minAvailable at most its replicas, the job's (defaulted to the sum of the tasks') at most all replicas; a Volcano PodGroup's minMember not negative",
+    },
+    RuleInfo {
+        id: VOLCANO_POLICIES,
+        catalogue: "VC-05",
+        summary: "Volcano Job and task lifecycle policies: event or exitCode, events and actions users may name, no event or exit code twice, 0 is no exit code, * stands alone",
+    },
+    RuleInfo { id: VOLCANO_PLUGINS, catalogue: "VC-06", summary: "a Volcano Job names only Volcano's job plugins" },
+    RuleInfo {
+        id: VOLCANO_MPI_MASTER,
+        catalogue: "VC-07",
+        summary: "a Volcano Job with the mpi plugin has its master task (--master, default master)",
+    },
+    RuleInfo {
+        id: VOLCANO_DEPENDS_ON,
+        catalogue: "VC-08",
+        summary: "a Volcano Job's task dependencies (dependsOn) form a directed acyclic graph of its own tasks",
+    },
+    RuleInfo {
+        id: VOLCANO_NETWORK_TOPOLOGY,
+        catalogue: "VC-09",
+        summary: "Volcano networkTopology (job, partition, PodGroup, sub-group): mode hard or soft, highestTierAllowed not negative, not both highestTierAllowed and highestTierName",
+    },
+    RuleInfo {
+        id: VOLCANO_PARTITION,
+        catalogue: "VC-10",
+        summary: "a Volcano task's partitionPolicy: partitions and their size above 0, replicas = totalPartitions × partitionSize, minAvailable = minPartitions × partitionSize",
+    },
+    RuleInfo {
+        id: VOLCANO_UPDATE,
+        catalogue: "VC-11",
+        summary: "a Volcano Job update adds or removes no task and changes nothing but minAvailable, priorityClassName and each task's replicas and minAvailable",
     },
 ];
 
@@ -362,6 +421,15 @@ impl RuleSet for Gang {
             }
             (Resource::TrainJob(job), None) => trainer::check_train_job(&ctx, job, &mut v),
             (Resource::TrainJob(_), Some(_)) => {}
+            (Resource::VolcanoJob(job), old) => {
+                let old = match old {
+                    Some(Resource::VolcanoJob(old)) => Some(old.as_ref()),
+                    _ => None,
+                };
+                volcano::check_job(settings, job, old, &review.raw_object, &mut v);
+            }
+            (Resource::VolcanoPodGroup(pg), None) => volcano::check_pod_group(pg, &mut v),
+            (Resource::VolcanoPodGroup(_), Some(_)) => {}
             (Resource::BatchJob(job), old) => {
                 let old = match old {
                     Some(Resource::BatchJob(old)) => Some(old.as_ref()),

@@ -510,3 +510,184 @@ fn an_absent_disruption_mode_is_judged_as_its_default() {
     )]);
     assert!(run_with(from("workers", Some("PodGroup")), None, &cluster).0.is_empty());
 }
+
+fn vcjob(spec: Value) -> Value {
+    json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "train", "namespace": "ml"}, "spec": spec})
+}
+
+fn vc_task(name: &str, replicas: i32) -> Value {
+    json!({"name": name, "replicas": replicas, "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}})
+}
+
+#[test]
+fn volcano_jobs_are_checked_as_volcano_defaults_them() {
+    // Defaults: the empty name becomes default0, task minAvailable its replicas, the job's their sum.
+    let ok = vcjob(json!({"tasks": [{"replicas": 2}, vc_task("worker", 4)], "plugins": {"ssh": [], "svc": []}}));
+    assert_eq!(violations(ok, None), Vec::<String>::new());
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (vcjob(json!({})), vec!["spec.tasks: Required value: No task specified in job spec [gang.volcano-tasks]"]),
+        (
+            vcjob(json!({"minAvailable": 5, "tasks": [vc_task("a", 2), vc_task("b", 2)]})),
+            vec![
+                "spec.minAvailable: Invalid value: 5: job 'minAvailable' should not be greater than total replicas in tasks (4) [gang.volcano-min-available]",
+            ],
+        ),
+        (
+            vcjob(json!({"tasks": [{"name": "a", "replicas": 2, "minAvailable": 3}]})),
+            vec![
+                "spec.tasks[0].minAvailable: Invalid value: 3: 'minAvailable' is greater than 'replicas' in task: a, job: train [gang.volcano-min-available]",
+                "spec.minAvailable: Invalid value: 3: job 'minAvailable' should not be greater than total replicas in tasks (2) [gang.volcano-min-available]",
+            ],
+        ),
+        (
+            vcjob(json!({"tasks": [vc_task("a", 1), vc_task("a", 1), vc_task("Bad", 1)]})),
+            vec![
+                "spec.tasks[1].name: Invalid value: \"a\": duplicated task name a [gang.volcano-task-name]",
+                "spec.tasks[2].name: Invalid value: \"Bad\": spec.tasks[2].name in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' [gang.volcano-task-name]",
+            ],
+        ),
+        (
+            vcjob(json!({"tasks": [vc_task("a", 1)], "plugins": {"mpi": ["--master=head"], "magic": []}})),
+            vec![
+                "spec.plugins[mpi]: Invalid value: \"head\": The specified mpi master task was not found [gang.volcano-mpi-master]",
+            ],
+        ),
+        (
+            vcjob(json!({"tasks": [vc_task("a", 1)], "plugins": {"magic": []}})),
+            vec![
+                "spec.plugins[magic]: Invalid value: \"magic\": unable to find job plugin: magic (Volcano's plugins: ssh, env, svc, tensorflow, mpi, pytorch, hcclrank, ray) [gang.volcano-plugins]",
+            ],
+        ),
+        (
+            vcjob(json!({"tasks": [vc_task("a", 1)], "policies": [
+                {"event": "PodFailed", "action": "RestartJob"}, {"events": ["PodFailed"], "action": "AbortJob"}]})),
+            vec![
+                "spec.policies[1].events[0]: Invalid value: \"PodFailed\": duplicate event PodFailed  across different policy [gang.volcano-policies]",
+            ],
+        ),
+        (
+            vcjob(json!({"tasks": [vc_task("a", 1)], "policies": [{"event": "OutOfSync", "action": "RestartJob"}]})),
+            vec![
+                "spec.policies[0].event: Invalid value: \"OutOfSync\": invalid policy event: valid events are *, PodFailed, PodEvicted, PodPending, Unknown, TaskCompleted, TaskFailed, JobUpdated [gang.volcano-policies]",
+            ],
+        ),
+        (
+            vcjob(
+                json!({"tasks": [vc_task("a", 1)], "policies": [{"event": "PodFailed", "action": "SyncJob"}, {"exitCode": 0}]}),
+            ),
+            vec![
+                "spec.policies[0].action: Invalid value: \"SyncJob\": invalid policy action: valid actions are AbortJob, RestartJob, RestartTask, RestartPod, RestartPartition, TerminateJob, CompleteJob, ResumeJob [gang.volcano-policies]",
+            ],
+        ),
+        (
+            vcjob(
+                json!({"tasks": [vc_task("a", 1)], "policies": [{"exitCode": 3, "action": "Anything"}, {"exitCode": 3}]}),
+            ),
+            vec!["spec.policies[1].exitCode: Invalid value: 3: duplicate exitCode 3 [gang.volcano-policies]"],
+        ),
+        (
+            vcjob(
+                json!({"tasks": [vc_task("a", 1)], "policies": [{"event": "*", "action": "RestartJob"}, {"event": "PodEvicted", "action": "AbortJob"}]}),
+            ),
+            vec![
+                "spec.policies: Invalid value: if there's * here, no other policy should be here [gang.volcano-policies]",
+            ],
+        ),
+        (
+            vcjob(json!({"tasks": [
+                {"name": "a", "replicas": 1, "dependsOn": {"name": ["c"]}},
+                {"name": "b", "replicas": 1, "dependsOn": {"name": ["a"]}},
+                {"name": "c", "replicas": 1, "dependsOn": {"name": ["b"]}}]})),
+            vec![
+                "spec.tasks[0].dependsOn.name: Invalid value: [\"c\"]: job has dependencies between tasks, but doesn't form a directed acyclic graph(DAG) [gang.volcano-depends-on]",
+            ],
+        ),
+        (
+            vcjob(
+                json!({"tasks": [vc_task("a", 1)], "queue": "Research", "networkTopology": {"mode": "strict", "highestTierAllowed": 1, "highestTierName": "spine"}}),
+            ),
+            vec![
+                "spec.networkTopology.mode: Unsupported value: \"strict\": supported values: \"hard\", \"soft\" [gang.volcano-network-topology]",
+                "spec.networkTopology.highestTierName: Forbidden: must not specify 'highestTierAllowed' and 'highestTierName' in networkTopology simultaneously [gang.volcano-network-topology]",
+                "spec.queue: Invalid value: \"Research\": spec.queue in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$' [gang.volcano-queue]",
+            ],
+        ),
+        (
+            vcjob(
+                json!({"tasks": [{"name": "a", "replicas": 6, "partitionPolicy": {"totalPartitions": 2, "partitionSize": 2}}]}),
+            ),
+            vec![
+                "spec.tasks[0].partitionPolicy.totalPartitions: Invalid value: 2: 'Replicas' are not equal to TotalPartitions*PartitionSize in task: a, job: train [gang.volcano-partition]",
+            ],
+        ),
+        (
+            vcjob(json!({"tasks": [vc_task("a-very-long-task-name-that-is-fine-as-a-label-of-sixty-chars", 1)]})),
+            vec![
+                "spec.tasks[0].name: Invalid value: \"a-very-long-task-name-that-is-fine-as-a-label-of-sixty-chars\": create pod with name train-a-very-long-task-name-that-is-fine-as-a-label-of-sixty-chars-0 validate failed [name part must be no more than 63 characters] [gang.volcano-pod-name]",
+            ],
+        ),
+    ];
+    for (job, expected) in cases {
+        assert_eq!(violations(job.clone(), None), expected, "{job}");
+    }
+}
+
+#[test]
+fn volcano_dependencies_are_a_dag_of_known_tasks() {
+    let chain = vcjob(json!({"tasks": [
+        {"name": "c", "replicas": 1, "dependsOn": {"name": ["b", "a"]}},
+        {"name": "a", "replicas": 1},
+        {"name": "b", "replicas": 1, "dependsOn": {"name": ["a"]}}]}));
+    assert_eq!(violations(chain, None), Vec::<String>::new());
+    // A repeated or unknown name is never satisfied, as in Volcano's topoSort.
+    for deps in [json!(["a", "a"]), json!(["x"])] {
+        let job = vcjob(json!({"tasks": [vc_task("a", 1), {"name": "b", "replicas": 1, "dependsOn": {"name": deps}}]}));
+        assert_eq!(violations(job, None).len(), 1);
+    }
+}
+
+#[test]
+fn volcano_updates_change_only_counts() {
+    let old = vcjob(json!({"minAvailable": 2, "queue": "default", "tasks": [vc_task("a", 2)]}));
+    let scaled = vcjob(
+        json!({"minAvailable": 4, "priorityClassName": "high", "tasks": [{"name": "a", "replicas": 4, "minAvailable": 4, "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}]}),
+    );
+    assert_eq!(violations(scaled, Some(old.clone())), Vec::<String>::new());
+    let requeued = vcjob(json!({"minAvailable": 2, "queue": "research", "tasks": [vc_task("a", 2)]}));
+    assert_eq!(
+        violations(requeued, Some(old.clone())),
+        [
+            "spec: Forbidden: job updates may not change fields other than `minAvailable`, `tasks[*].replicas under spec` and `PriorityClassName` [gang.volcano-update]"
+        ]
+    );
+    let grown = vcjob(json!({"minAvailable": 2, "tasks": [vc_task("a", 2), vc_task("b", 1)]}));
+    assert_eq!(
+        violations(grown, Some(old.clone())),
+        ["spec.tasks: Forbidden: job updates may not add or remove tasks [gang.volcano-update]"]
+    );
+    let over = vcjob(json!({"minAvailable": 3, "tasks": [vc_task("a", 2)]}));
+    assert_eq!(
+        violations(over, Some(old)),
+        [
+            "spec.minAvailable: Invalid value: 3: job 'minAvailable' must not be greater than total replicas (2) [gang.volcano-min-available]"
+        ]
+    );
+}
+
+#[test]
+fn volcano_pod_groups_get_the_crd_bounds_and_the_network_topology_rule() {
+    let pg = |spec: Value| json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "pg", "namespace": "ml"}, "spec": spec});
+    assert_eq!(violations(pg(json!({"minMember": 3, "queue": "default"})), None), Vec::<String>::new());
+    assert_eq!(
+        violations(
+            pg(json!({"minMember": -1, "networkTopology": {"highestTierAllowed": -1},
+                "subGroupPolicy": [{"name": "s", "networkTopology": {"highestTierAllowed": 1, "highestTierName": "t"}}]})),
+            None
+        ),
+        [
+            "spec.minMember: Invalid value: -1: spec.minMember in body should be greater than or equal to 0 [gang.volcano-min-available]",
+            "spec.networkTopology.highestTierAllowed: Invalid value: -1: spec.networkTopology.highestTierAllowed in body should be greater than or equal to 0 [gang.volcano-network-topology]",
+            "spec.subGroupPolicy[0].networkTopology.highestTierName: Forbidden: in subGroupPolicy 's': must not specify 'highestTierAllowed' and 'highestTierName' in networkTopology simultaneously [gang.volcano-network-topology]",
+        ]
+    );
+}
