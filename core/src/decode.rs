@@ -286,6 +286,12 @@ mod tests {
             "derived structs alone would read an array positionally"
         );
         assert_eq!(from_str::<ObjectOnly<Outer>>(r#"{"items": []}"#).unwrap().0.items.len(), 0);
+        // The tracked reader reads a struct from an object only (see `Tracked::deserialize_struct`).
+        assert_eq!(from_str::<Outer>("[[]]").unwrap_err(), "invalid type: sequence, expected struct Outer");
+        assert_eq!(
+            from_str::<Outer>(r#"{"items": [[1]]}"#).unwrap_err(),
+            "items[0]: invalid type: sequence, expected struct Inner"
+        );
         assert!(from_str::<Outer>(r#"{"items": []} x"#).unwrap_err().starts_with("trailing characters"));
         assert_eq!(
             from_str_at::<Outer>("request.o", "3").unwrap_err(),
