@@ -87,10 +87,9 @@ const KNOWN_MISSES: &[(&str, f64, &str)] = &[
         3.6,
         "three more lists (ClusterQueues, LocalQueues, Cohorts) and 50 ClusterQueues read from JSON",
     ),
-    // Module sizes: the size budgets (do not raise them).
-    ("gang size", 900.0, "the metadata rules (issue 24) and the 1.37/1.38 kinds"),
-    ("topology size", 900.0, "the capacity rules (issue 30, about 110 KB)"),
-    ("bundle size", 1040.0, "the capacity rules and the Kueue queue rules (issue 42)"),
+    // Module sizes: the size budgets (do not raise them). Measured 896.3 KB for the bundle
+    // (issue sz: gang 603.0 KB and topology 696.0 KB now meet the single-policy target).
+    ("bundle size", 900.0, "the capacity rules and the Kueue queue rules (issue 42)"),
 ];
 
 #[derive(Clone, Copy)]
