@@ -90,28 +90,9 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
     }
 }
 
-/// A JSON string lent by the text it is read from when it has no escapes (`Cow<str>`'s own
-/// `Deserialize` always copies).
-pub struct Text<'de>(pub std::borrow::Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Text<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Lent;
-        impl<'de> serde::de::Visitor<'de> for Lent {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
-                Ok(Text(v.into()))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
-                Ok(Text(v.to_string().into()))
-            }
-        }
-        d.deserialize_str(Lent)
-    }
-}
+/// A JSON string lent by the text it is read from when it has no escapes (defined with the
+/// tracked reader, which reads every map key as one).
+pub use crate::track::Text;
 
 /// A part of an object kept as its JSON text: what a rule only compares whole (across an
 /// update) or looks into once, or only asks about being there. Reading it costs the policy
@@ -286,6 +267,12 @@ mod tests {
             "derived structs alone would read an array positionally"
         );
         assert_eq!(from_str::<ObjectOnly<Outer>>(r#"{"items": []}"#).unwrap().0.items.len(), 0);
+        // The tracked reader reads a struct from an object only (see `Tracked::deserialize_struct`).
+        assert_eq!(from_str::<Outer>("[[]]").unwrap_err(), "invalid type: sequence, expected struct Outer");
+        assert_eq!(
+            from_str::<Outer>(r#"{"items": [[1]]}"#).unwrap_err(),
+            "items[0]: invalid type: sequence, expected struct Inner"
+        );
         assert!(from_str::<Outer>(r#"{"items": []} x"#).unwrap_err().starts_with("trailing characters"));
         assert_eq!(
             from_str_at::<Outer>("request.o", "3").unwrap_err(),

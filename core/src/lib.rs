@@ -15,6 +15,7 @@ pub mod kubeflow;
 pub mod meta;
 pub mod names;
 pub mod nodes;
+pub mod order;
 pub mod pod;
 pub mod quantity;
 pub mod request;

@@ -205,7 +205,7 @@ impl<'s> Analysis<'s> {
                                 (units, *count)
                             })
                             .collect();
-                        asks.sort_unstable();
+                        crate::order::sort_by(&mut asks, Ord::cmp);
                         let (mut left, mut total) = (g.size, 0u64);
                         for (units, count) in asks {
                             let take = left.min(count);
@@ -600,7 +600,7 @@ fn describe(asks: &[Ask]) -> String {
         _ => 3,
     };
     let mut sorted: Vec<&Ask> = asks.iter().collect();
-    sorted.sort_unstable_by_key(|a| (rank(a), a.resource.as_str()));
+    crate::order::sort_by(&mut sorted, |a, b| (rank(a), a.resource.as_str()).cmp(&(rank(b), b.resource.as_str())));
     let parts: Vec<String> = sorted.iter().map(|a| format!("{} {}", show(&a.resource, a.units), a.resource)).collect();
     match parts.split_last() {
         None => "nothing".to_string(),

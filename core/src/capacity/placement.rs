@@ -168,7 +168,12 @@ fn label_requirement(r: &Value) -> Option<LabelRequirement> {
         [v] => v.parse::<i64>().ok(),
         _ => None,
     };
-    let set = |values: Vec<String>| values.into_iter().map(|v| (v, 0)).collect::<Values>();
+    // Filled by inserting: `collect` would compile a sort of its own.
+    let set = |values: Vec<String>| {
+        let mut set = Values::new();
+        set.extend(values.into_iter().map(|v| (v, 0)));
+        set
+    };
     let op = match text(r, "operator")? {
         "In" if !values.is_empty() => Op::In(set(values)),
         "NotIn" if !values.is_empty() => Op::NotIn(set(values)),

@@ -287,7 +287,7 @@ impl<V> ReplicaMap<V> {
     /// Sorts `entries` by key; of entries with one key, the last given is kept.
     fn sorted(mut entries: Vec<(String, V)>, in_object: usize) -> Self {
         // A stable sort keeps entries with one key in the order given.
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        crate::order::sort_by(&mut entries, |a, b| a.0.cmp(&b.0));
         entries.dedup_by(|later, kept| {
             let same = later.0 == kept.0;
             if same {

@@ -18,13 +18,13 @@
 //! typed objects below.
 
 use crate::batch::BatchJob;
-use crate::decode::Capped;
+use crate::decode::{Capped, null_as_default};
 use crate::meta::ObjectMeta;
 use k8s_openapi::api::scheduling::v1alpha2 as a2;
 use k8s_openapi_137::api::scheduling::v1alpha3 as a3;
 use k8s_openapi_137::api::scheduling::v1beta1 as b1;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use crate::field::Path;
@@ -108,11 +108,6 @@ impl Version {
 
 /// The only version that serves CompositePodGroups, where parents are looked up.
 pub const COMPOSITE_VERSION: Version = Version::V1alpha3;
-
-/// `null` reads as the default, as k8s-openapi reads its own fields.
-fn null_as_default<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(d: D) -> Result<T, D::Error> {
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
-}
 
 /// A 1.36 Workload (`v1alpha2`), with k8s-openapi's templates. Its template list is
 /// [`Capped`]: a Workload with 10,000 templates is rejected for the length alone, so the

@@ -153,6 +153,7 @@ pub(super) fn check_status(pg: &PodGroup, v: &mut Verdict) {
 /// Claims compared as sets: the list is a map keyed by name, so order carries no meaning.
 pub(super) fn sorted_claims<'a>(claims: &[Claim<'a>]) -> Vec<Claim<'a>> {
     let mut out = claims.to_vec();
-    out.sort_by_key(|c| (c.name, c.resource_claim_name, c.resource_claim_template_name));
+    let key = |c: &Claim<'a>| (c.name, c.resource_claim_name, c.resource_claim_template_name);
+    crate::order::sort_by(&mut out, |a, b| key(a).cmp(&key(b)));
     out
 }

@@ -319,8 +319,10 @@ fn check_against_runtime(job: &TrainJob, runtime: &Runtime, what: &str, v: &mut 
     let env = trainer.and_then(|t| t.env.as_deref()).unwrap_or_default();
     let env_path = spec().child("trainer").child("env");
     let reserved = |names: &[&str]| -> Vec<&str> {
-        let set: BTreeSet<&str> = env.iter().map(|e| e.name.as_str()).filter(|n| names.contains(n)).collect();
-        set.into_iter().collect()
+        let mut set: Vec<&str> = env.iter().map(|e| e.name.as_str()).filter(|n| names.contains(n)).collect();
+        set.sort_unstable();
+        set.dedup();
+        set
     };
     if ml.torch.is_some() || ml.mpi.is_some() {
         let found = reserved(if ml.torch.is_some() { &TORCH_RESERVED_ENV } else { &MPI_RESERVED_ENV });
@@ -406,7 +408,9 @@ fn check_patches_against_runtime(job: &TrainJob, runtime: &Runtime, what: &str, 
                 );
                 continue;
             };
-            let known: BTreeSet<&str> = runtime_job.container_names().collect();
+            // Filled by inserting: `collect` would compile a sort of its own.
+            let mut known = BTreeSet::new();
+            known.extend(runtime_job.container_names());
             let pod_spec = job_path.child("template").child("spec").child("template").child("spec");
             for (k, name) in patched.init_containers.iter().enumerate() {
                 if !known.contains(name) {
