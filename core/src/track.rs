@@ -343,7 +343,7 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Variant<'_, 'de, A> {
 /// `Deserialize` always copies).
 pub struct Text<'de>(pub Cow<'de, str>);
 
-impl<'de> de::Deserialize<'de> for Text<'de> {
+impl<'de: 'a, 'a> de::Deserialize<'de> for Text<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Lent;
         impl<'de> Visitor<'de> for Lent {

@@ -14,8 +14,10 @@
 
 use super::*;
 use crate::capacity::request::{Ask, pod_asks};
+use crate::decode::Text;
 use crate::quantity::{scheduler_units, show};
 use capacity::{CapacityCheck, KUEUE_QUEUE_LABEL, kueue_queue_name};
+use serde_json::value::RawValue;
 use std::collections::HashSet;
 
 pub const QUEUE_LOCAL_QUEUE: &str = "topology.queue-local-queue";
@@ -223,12 +225,14 @@ enum Amount {
 }
 
 impl Amount {
-    fn read(resource: &str, value: Option<&serde_json::Value>) -> Amount {
-        let units = match value {
-            None | Some(serde_json::Value::Null) => return Amount::Unset,
-            Some(serde_json::Value::String(s)) => scheduler_units(resource, s),
-            Some(serde_json::Value::Number(n)) => scheduler_units(resource, &n.to_string()),
-            Some(_) => None,
+    /// A quota field's JSON text: a quantity string, or a number (int-or-string).
+    fn read(resource: &str, value: Option<&RawValue>) -> Amount {
+        let Some(text) = value.map(RawValue::get) else { return Amount::Unset };
+        let units = match text.as_bytes().first() {
+            Some(b'"') => serde_json::from_str::<Text>(text).ok().and_then(|t| scheduler_units(resource, &t.0)),
+            _ => serde_json::from_str::<serde_json::Number>(text)
+                .ok()
+                .and_then(|n| scheduler_units(resource, &n.to_string())),
         };
         units.map_or(Amount::Unreadable, Amount::Set)
     }
@@ -250,58 +254,123 @@ struct ResourceGroup {
     quotas: Vec<(String, Vec<(String, Quota)>)>,
 }
 
+/// Any level of a ClusterQueue, LocalQueue or Cohort list answer, read straight from its text:
+/// the list (`items`), an object (`metadata`, `spec`), its metadata (`name`, `namespace`), a
+/// spec (cohort, parent, `resourceGroups`, `clusterQueue`), a resource group
+/// (`coveredResources`, `flavors`), a flavor (`name`, `resources`) or a quota (`name` and its
+/// amounts). Building a `Value` of every listed object cost more than all the rest of the check;
+/// one type for every level keeps one decoder in the module instead of seven.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct QueueJson<'t> {
+    #[serde(borrow, default)]
+    items: Option<Vec<QueueJson<'t>>>,
+    #[serde(borrow, default)]
+    metadata: Option<Box<QueueJson<'t>>>,
+    /// Kept as text: read only where the check needs it.
+    #[serde(borrow, default)]
+    spec: Option<&'t RawValue>,
+    #[serde(borrow, default)]
+    name: Option<Text<'t>>,
+    #[serde(borrow, default)]
+    namespace: Option<Text<'t>>,
+    /// A ClusterQueue's cohort (`v1beta1` `cohort`), a Cohort's parent.
+    #[serde(borrow, default)]
+    cohort_name: Option<Text<'t>>,
+    #[serde(borrow, default)]
+    cohort: Option<Text<'t>>,
+    #[serde(borrow, default)]
+    parent_name: Option<Text<'t>>,
+    #[serde(borrow, default)]
+    resource_groups: Option<Vec<QueueJson<'t>>>,
+    /// A LocalQueue's ClusterQueue.
+    #[serde(borrow, default)]
+    cluster_queue: Option<Text<'t>>,
+    #[serde(borrow, default)]
+    covered_resources: Option<Vec<Text<'t>>>,
+    #[serde(borrow, default)]
+    flavors: Option<Vec<QueueJson<'t>>>,
+    #[serde(borrow, default)]
+    resources: Option<Vec<QueueJson<'t>>>,
+    #[serde(borrow, default)]
+    nominal_quota: Option<&'t RawValue>,
+    #[serde(borrow, default)]
+    borrowing_limit: Option<&'t RawValue>,
+    #[serde(borrow, default)]
+    lending_limit: Option<&'t RawValue>,
+}
+
+impl<'t> QueueJson<'t> {
+    /// A listed object's name.
+    fn name(&self) -> Option<&str> {
+        Some(&self.metadata.as_ref()?.name.as_ref()?.0)
+    }
+
+    fn namespace(&self) -> Option<&str> {
+        Some(&self.metadata.as_ref()?.namespace.as_ref()?.0)
+    }
+
+    /// A listed object's spec; `None` when the text is not a spec of this shape.
+    fn spec(&self) -> Option<QueueJson<'t>> {
+        match self.spec {
+            None => Some(QueueJson::default()),
+            Some(text) => crate::decode::from_str(text.get()).ok(),
+        }
+    }
+}
+
+/// Where a ClusterQueue or Cohort sits in its cohort tree.
+#[derive(Clone, Debug, PartialEq)]
+enum Parent {
+    None,
+    Named(String),
+    /// Its spec cannot be read: it may be in any cohort.
+    Unknown,
+}
+
 /// What the queue check reads of a ClusterQueue.
 struct ClusterQueue {
     groups: Vec<ResourceGroup>,
-    /// In a cohort (`spec.cohortName`, v1beta1 `spec.cohort`).
-    cohort: Option<String>,
+    /// Its cohort (`spec.cohortName`, v1beta1 `spec.cohort`; a Cohort's `spec.parentName`).
+    cohort: Parent,
     /// The resource groups could be read whole.
     readable: bool,
 }
 
 impl ClusterQueue {
-    fn read(item: &serde_json::Value) -> ClusterQueue {
-        let spec = item.get("spec");
-        let cohort = ["cohortName", "cohort", "parentName"]
-            .iter()
-            .find_map(|k| spec?.get(*k)?.as_str())
-            .filter(|c| !c.is_empty())
-            .map(str::to_string);
+    fn read(object: &QueueJson) -> ClusterQueue {
+        let Some(spec) = object.spec() else {
+            return ClusterQueue { groups: Vec::new(), cohort: Parent::Unknown, readable: false };
+        };
+        let cohort = [spec.cohort_name, spec.cohort, spec.parent_name]
+            .into_iter()
+            .flatten()
+            .find(|c| !c.0.is_empty())
+            .map_or(Parent::None, |c| Parent::Named(c.0.into_owned()));
         let mut readable = true;
         let mut groups = Vec::new();
-        let raw_groups = spec.and_then(|s| s.get("resourceGroups"));
-        let empty = Vec::new();
-        let raw_groups = match raw_groups {
-            None | Some(serde_json::Value::Null) => &empty,
-            Some(serde_json::Value::Array(a)) if a.len() <= MAX_ITEMS => a,
-            Some(_) => return ClusterQueue { groups, cohort, readable: false },
-        };
+        let raw_groups = spec.resource_groups.unwrap_or_default();
+        if raw_groups.len() > MAX_ITEMS {
+            return ClusterQueue { groups, cohort, readable: false };
+        }
         for g in raw_groups {
-            let covered: Option<Vec<String>> = g
-                .get("coveredResources")
-                .and_then(|c| c.as_array())
-                .map(|c| c.iter().map(|r| r.as_str().map(str::to_string)).collect::<Option<_>>())
-                .unwrap_or(Some(Vec::new()));
-            let Some(covered) = covered.filter(|c| c.len() <= MAX_ITEMS) else {
-                readable = false;
-                continue;
-            };
-            let mut quotas: Vec<(String, Vec<(String, Quota)>)> =
-                covered.iter().map(|r| (r.clone(), Vec::new())).collect();
-            let flavors = g.get("flavors").and_then(|f| f.as_array()).map(Vec::as_slice).unwrap_or_default();
-            if flavors.len() > MAX_ITEMS {
+            let covered: Vec<String> =
+                g.covered_resources.unwrap_or_default().into_iter().map(|r| r.0.into_owned()).collect();
+            let flavors = g.flavors.unwrap_or_default();
+            if covered.len() > MAX_ITEMS || flavors.len() > MAX_ITEMS {
                 readable = false;
                 continue;
             }
+            let mut quotas: Vec<(String, Vec<(String, Quota)>)> =
+                covered.iter().map(|r| (r.clone(), Vec::new())).collect();
             for f in flavors {
-                let flavor = f.get("name").and_then(|n| n.as_str()).unwrap_or_default().to_string();
-                let resources = f.get("resources").and_then(|r| r.as_array()).map(Vec::as_slice).unwrap_or_default();
-                for r in resources.iter().take(MAX_ITEMS) {
-                    let Some(name) = r.get("name").and_then(|n| n.as_str()) else { continue };
+                let flavor = f.name.map(|n| n.0.into_owned()).unwrap_or_default();
+                for r in f.resources.unwrap_or_default().iter().take(MAX_ITEMS) {
+                    let Some(name) = r.name.as_ref().map(|n| &*n.0) else { continue };
                     let quota = Quota {
-                        nominal: Amount::read(name, r.get("nominalQuota")),
-                        borrowing: Amount::read(name, r.get("borrowingLimit")),
-                        lending: Amount::read(name, r.get("lendingLimit")),
+                        nominal: Amount::read(name, r.nominal_quota),
+                        borrowing: Amount::read(name, r.borrowing_limit),
+                        lending: Amount::read(name, r.lending_limit),
                     };
                     if let Some((_, q)) = quotas.iter_mut().find(|(n, _)| n == name) {
                         q.push((flavor.clone(), quota));
@@ -367,11 +436,11 @@ impl Tree {
             tree.nodes.push(TreeNode { queue, data, parent: None, children: Vec::new() });
         }
         for (child, parent) in parents.iter().enumerate() {
-            let Some(parent) = parent.as_deref() else { continue };
-            let index = match cohorts.get(parent) {
+            let Parent::Named(parent) = parent else { continue };
+            let index = match cohorts.get(parent.as_str()) {
                 Some(index) => *index,
                 None => {
-                    let empty = ClusterQueue { groups: Vec::new(), cohort: None, readable: true };
+                    let empty = ClusterQueue { groups: Vec::new(), cohort: Parent::None, readable: true };
                     tree.nodes.push(TreeNode { queue: false, data: empty, parent: None, children: Vec::new() });
                     cohorts.insert(parent, tree.nodes.len() - 1);
                     tree.nodes.len() - 1
@@ -452,21 +521,21 @@ fn report(settings: &Settings, rule: &'static str, at: Path, value: BadValue, me
     }
 }
 
-/// The list of `query` as JSON items; `Ok(None)` when the cluster does not serve the kind (or
+/// The list answer of `query` as text; `Ok(None)` when the cluster does not serve the kind (or
 /// no objects of it were given to the CLI or the playground).
-fn list_items(cluster: &dyn Cluster, query: &Query) -> Result<Option<Vec<serde_json::Value>>, LookupError> {
+fn list_text(cluster: &dyn Cluster, query: &Query) -> Result<Option<String>, LookupError> {
     match cluster.list(query) {
-        Ok(text) => {
-            let mut list: serde_json::Value =
-                serde_json::from_str(&text).map_err(|e| LookupError::Failed(format!("cannot read the list: {e}")))?;
-            Ok(Some(match list.get_mut("items").map(serde_json::Value::take) {
-                Some(serde_json::Value::Array(items)) => items,
-                _ => Vec::new(),
-            }))
-        }
+        Ok(text) => Ok(Some(text)),
         Err(LookupError::NotServed { .. } | LookupError::NotGiven { .. }) => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// The items of a list answer.
+fn items(text: &str) -> Result<Vec<QueueJson<'_>>, LookupError> {
+    let list: QueueJson =
+        crate::decode::from_str(text).map_err(|e| LookupError::Failed(format!("cannot read the list: {e}")))?;
+    Ok(list.items.unwrap_or_default())
 }
 
 /// The queue checks of a new object labelled `kueue.x-k8s.io/queue-name`.
@@ -486,50 +555,66 @@ pub(super) fn check_queue(
     // The ClusterQueues, in the first version the cluster serves.
     let mut found = None;
     for api_version in KUEUE_API_VERSIONS {
-        match list_items(cluster, &cluster_queue_query(api_version)) {
-            Ok(Some(items)) => {
-                found = Some((api_version, items));
+        match list_text(cluster, &cluster_queue_query(api_version)) {
+            Ok(Some(text)) => {
+                found = Some((api_version, text));
                 break;
             }
             Ok(None) => continue,
             Err(e) => return failed(v, "ClusterQueues", &e),
         }
     }
+    let Some((api_version, cluster_queues)) = found else { return };
+    let cluster_queues = match items(&cluster_queues) {
+        Ok(items) => items,
+        Err(e) => return failed(v, "ClusterQueues", &e),
+    };
     // No Kueue API, or no ClusterQueue at all: nothing to hold the label against.
-    let Some((api_version, cluster_queues)) = found.filter(|(_, items)| !items.is_empty()) else { return };
-    let local_queues = match list_items(cluster, &local_queue_query(api_version)) {
-        Ok(Some(items)) => items,
+    if cluster_queues.is_empty() {
+        return;
+    }
+    let local_queues = match list_text(cluster, &local_queue_query(api_version)) {
+        Ok(Some(text)) => text,
         Ok(None) => return,
         Err(e) => return failed(v, "LocalQueues", &e),
     };
+    let local_queues = match items(&local_queues) {
+        Ok(items) => items,
+        Err(e) => return failed(v, "LocalQueues", &e),
+    };
     let namespace = review.namespace.as_str();
-    let name_of = |o: &serde_json::Value| o.pointer("/metadata/name").and_then(|n| n.as_str()).map(str::to_string);
-    let local = local_queues.iter().find(|q| {
-        name_of(q).as_deref() == Some(queue)
-            && q.pointer("/metadata/namespace").and_then(|n| n.as_str()).unwrap_or("default") == namespace
-    });
+    let local =
+        local_queues.iter().find(|q| q.name() == Some(queue) && q.namespace().unwrap_or("default") == namespace);
     let Some(local) = local else {
         let message = format!(
             "LocalQueue {queue:?} does not exist in namespace {namespace:?}: Kueue keeps the job suspended until it does (\"LocalQueue {queue} doesn't exist\")"
         );
         return report(settings, QUEUE_LOCAL_QUEUE, at, BadValue::from(queue), message, v);
     };
-    let Some(cq_name) = local.pointer("/spec/clusterQueue").and_then(|n| n.as_str()) else { return };
-    let Some(cq) = cluster_queues.iter().find(|q| name_of(q).as_deref() == Some(cq_name)) else {
+    let Some(cq_name) = local.spec().and_then(|s| s.cluster_queue) else { return };
+    let cq_name = &*cq_name.0;
+    let Some(cq) = cluster_queues.iter().find(|q| q.name() == Some(cq_name)) else {
         let message = format!(
             "LocalQueue {queue:?} points to ClusterQueue {cq_name:?}, which does not exist: Kueue keeps the job suspended until it does (\"ClusterQueue {cq_name} doesn't exist\")"
         );
         return report(settings, QUEUE_CLUSTER_QUEUE, at, BadValue::from(queue), message, v);
     };
     let Some(sets) = pod_sets(review, runtime) else { return };
-    if ClusterQueue::read(cq).cohort.is_none() {
-        let (tree, _) = Tree::build(vec![(true, cq_name, ClusterQueue::read(cq))]);
+    let own = ClusterQueue::read(cq);
+    if own.cohort == Parent::None {
+        let (tree, _) = Tree::build(vec![(true, cq_name, own)]);
         return check_quota(settings, queue, &tree, 0, cq_name, None, &sets, v);
     }
     // In a cohort: what the queue can borrow, from every ClusterQueue and Cohort listed.
-    let cohorts = match list_items(cluster, &cohort_query(api_version)) {
-        Ok(Some(items)) => Some(items),
-        Ok(None) => None,
+    let cohort_text = match list_text(cluster, &cohort_query(api_version)) {
+        Ok(text) => text,
+        Err(e) => {
+            failed(v, "Cohorts", &e);
+            None
+        }
+    };
+    let cohort_items = match cohort_text.as_deref().map(items).transpose() {
+        Ok(items) => items,
         Err(e) => {
             failed(v, "Cohorts", &e);
             None
@@ -538,15 +623,19 @@ pub(super) fn check_queue(
     let nodes: Vec<(bool, &str, ClusterQueue)> = cluster_queues
         .iter()
         .map(|q| (true, q))
-        .chain(cohorts.iter().flatten().map(|c| (false, c)))
-        .filter_map(|(queue, o)| Some((queue, o.pointer("/metadata/name")?.as_str()?, ClusterQueue::read(o))))
+        .chain(cohort_items.iter().flatten().map(|c| (false, c)))
+        .filter_map(|(queue, o)| Some((queue, o.name()?, ClusterQueue::read(o))))
         .collect();
-    // Without the Cohort list, what the cohort's own quota adds is unknown: coverage only.
-    let known = cohorts.is_some() && nodes.len() <= MAX_TREE;
+    // Without the Cohort list, what the cohort's own quota adds is unknown, as it is when some
+    // listed object's spec cannot be read (it may be in the cohort): coverage only.
+    let known =
+        cohort_items.is_some() && nodes.len() <= MAX_TREE && nodes.iter().all(|(_, _, n)| n.cohort != Parent::Unknown);
     let (tree, queues) = Tree::build(nodes);
     let Some(index) = queues.get(cq_name).copied() else { return };
-    let cohort = tree.nodes[index].data.cohort.clone().unwrap_or_default();
-    let cohort = if known { cohort } else { String::new() };
+    let cohort = match &tree.nodes[index].data.cohort {
+        Parent::Named(c) if known => c.clone(),
+        _ => String::new(),
+    };
     check_quota(settings, queue, &tree, index, cq_name, Some(&cohort), &sets, v);
 }
 
@@ -739,6 +828,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A ClusterQueue or Cohort with `spec`.
+    fn read(spec: &serde_json::Value) -> ClusterQueue {
+        let text = json!({"spec": spec}).to_string();
+        ClusterQueue::read(&serde_json::from_str(&text).unwrap())
+    }
+
     /// A ClusterQueue or Cohort with one flavor `red` of `cpu`: nominal, borrowing and lending
     /// limits (CPUs; `None` left out), and its cohort (parent).
     fn node(parent: Option<&str>, nominal: &str, borrowing: Option<&str>, lending: Option<&str>) -> ClusterQueue {
@@ -753,7 +848,7 @@ mod tests {
         if let Some(p) = parent {
             spec["cohortName"] = json!(p);
         }
-        ClusterQueue::read(&json!({"spec": spec}))
+        read(&spec)
     }
 
     fn potentials(
@@ -769,6 +864,25 @@ mod tests {
         queues.iter().map(|(q, i)| (*q, tree.potential(*i, "red", "cpu", 0))).collect()
     }
 
+    /// A spec read from its text: a figure that is not a quantity is unreadable (no claim rests
+    /// on it), and a spec of another shape may be in any cohort, which keeps every queue of a
+    /// cohort from a quota claim (`check_queue`'s `known`).
+    #[test]
+    fn specs_are_read_from_their_text() {
+        let q = read(&json!({"cohortName": "org", "resourceGroups": [{"coveredResources": ["cpu", "nvidia.com/gpu"],
+            "flavors": [{"name": "a", "resources": [{"name": "cpu", "nominalQuota": 8, "lendingLimit": "2"},
+                                                    {"name": "nvidia.com/gpu", "nominalQuota": "many", "borrowingLimit": null}]}]}]}));
+        assert_eq!(q.cohort, Parent::Named("org".into()));
+        assert!(q.readable);
+        let cpu = q.quota("a", "cpu").expect("cpu");
+        assert_eq!((cpu.nominal, cpu.lending, cpu.borrowing), (Amount::Set(8_000), Amount::Set(2_000), Amount::Unset));
+        assert_eq!(q.quota("a", "nvidia.com/gpu").expect("gpu").nominal, Amount::Unreadable);
+        let odd = read(&json!({"cohortName": 5, "resourceGroups": []}));
+        assert_eq!(odd.cohort, Parent::Unknown);
+        assert!(!odd.readable);
+        assert_eq!(read(&json!({})).cohort, Parent::None);
+    }
+
     /// kubernetes-sigs/kueue v0.19.2 `pkg/cache/scheduler/resource_test.go` `TestAvailable`:
     /// `wantPotentiallyAvailable` of the hierarchical cases, in millicores.
     #[test]
@@ -781,7 +895,7 @@ mod tests {
                 ("right-cq", node(Some("right"), "10", None, None)),
             ],
             vec![
-                ("root", ClusterQueue::read(&json!({"spec": {}}))),
+                ("root", read(&json!({}))),
                 ("left", node(Some("root"), "10", Some("5"), None)),
                 ("right", node(Some("root"), "10", None, None)),
             ],
@@ -797,7 +911,7 @@ mod tests {
                 ("root-cq", node(Some("root"), "0", None, None)),
             ],
             vec![
-                ("root", ClusterQueue::read(&json!({"spec": {}}))),
+                ("root", read(&json!({}))),
                 ("left", node(Some("root"), "0", None, Some("5"))),
                 ("right", node(Some("root"), "0", None, None)),
             ],
