@@ -65,8 +65,9 @@ macro_rules! forward_deserialize {
     )*};
 }
 
-/// Forwards every `deserialize_*` method, wrapping the visitor in `$wrap`.
-macro_rules! forward_every_deserialize {
+/// Forwards every `deserialize_*` method but `deserialize_struct`, wrapping the visitor in
+/// `$wrap`.
+macro_rules! forward_every_deserialize_but_struct {
     ($wrap:ident, $state:ident) => {
         forward_deserialize!($wrap, $state;
             deserialize_any(), deserialize_bool(), deserialize_i8(), deserialize_i16(), deserialize_i32(),
@@ -76,9 +77,18 @@ macro_rules! forward_every_deserialize {
             deserialize_option(), deserialize_unit(), deserialize_unit_struct(name: &'static str),
             deserialize_newtype_struct(name: &'static str), deserialize_seq(), deserialize_tuple(len: usize),
             deserialize_tuple_struct(name: &'static str, len: usize), deserialize_map(),
-            deserialize_struct(name: &'static str, fields: &'static [&'static str]),
             deserialize_enum(name: &'static str, variants: &'static [&'static str]),
             deserialize_identifier(), deserialize_ignored_any(),
+        );
+    };
+}
+
+/// Forwards every `deserialize_*` method, wrapping the visitor in `$wrap`.
+macro_rules! forward_every_deserialize {
+    ($wrap:ident, $state:ident) => {
+        forward_every_deserialize_but_struct!($wrap, $state);
+        forward_deserialize!($wrap, $state;
+            deserialize_struct(name: &'static str, fields: &'static [&'static str]),
         );
     };
 }
@@ -117,17 +127,7 @@ macro_rules! forward_visit {
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Tracked<'_, D> {
     type Error = D::Error;
 
-    forward_deserialize!(Wrap, track;
-        deserialize_any(), deserialize_bool(), deserialize_i8(), deserialize_i16(), deserialize_i32(),
-        deserialize_i64(), deserialize_i128(), deserialize_u8(), deserialize_u16(), deserialize_u32(),
-        deserialize_u64(), deserialize_u128(), deserialize_f32(), deserialize_f64(), deserialize_char(),
-        deserialize_str(), deserialize_string(), deserialize_bytes(), deserialize_byte_buf(),
-        deserialize_option(), deserialize_unit(), deserialize_unit_struct(name: &'static str),
-        deserialize_newtype_struct(name: &'static str), deserialize_seq(), deserialize_tuple(len: usize),
-        deserialize_tuple_struct(name: &'static str, len: usize), deserialize_map(),
-        deserialize_enum(name: &'static str, variants: &'static [&'static str]),
-        deserialize_identifier(), deserialize_ignored_any(),
-    );
+    forward_every_deserialize_but_struct!(Wrap, track);
 
     /// A struct is read from a JSON object only, as Kubernetes reads it: serde's derived
     /// structs would also read an array, its elements taken as the fields in order, which no
