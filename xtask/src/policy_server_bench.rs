@@ -217,9 +217,14 @@ fn baseline_manifest(module: &Path) -> Value {
 }
 
 /// The cluster the bench's lookups see: the everyday Nodes, and the claim sources the everyday
-/// PodGroup and Job name (`eight-gpus`, `rdma-fabric`), so every lookup finds what it asks for.
+/// PodGroup and Job name (`eight-gpus`, `rdma-fabric`) with the DeviceClasses their requests
+/// name, so every lookup finds what it asks for.
 fn bench_cluster() -> Vec<Value> {
     let mut objects = payloads::everyday_nodes();
+    for class in ["gpu.example.com", "rdma.example.com"] {
+        objects.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": class},
+            "spec": {}}));
+    }
     objects.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
         "metadata": {"name": "eight-gpus", "namespace": "ml"},
         "spec": {"spec": {"devices": {"requests": [{"name": "gpu",
@@ -579,7 +584,7 @@ pub fn run(args: &Args) -> Result<bool, String> {
     let mut out = format!(
         "Measured by `make bench` (`policy-server-bench`): one policy-server 1.35 process (default worker count, \
          log level warn) serving every module and the baseline, its lookups answered by the test API server holding \
-         the {} everyday Nodes, the claim template and claim the requests name and the queue rows' ClusterQueues. Per row, {} rounds of {} s for the baseline and {} s for the policy (the order swaps \
+         the {} everyday Nodes, the claim template and claim the requests name with their DeviceClasses, and the queue rows' ClusterQueues. Per row, {} rounds of {} s for the baseline and {} s for the policy (the order swaps \
          every round) over {} keep-alive connections from a load generator on the same {}-core machine; every \
          answer's `allowed` is checked against the project's own host. Medians over the rounds; latency is the \
          policy's (the baseline's median in parentheses). The baseline is the trivial policy \
