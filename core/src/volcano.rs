@@ -81,6 +81,8 @@ pub struct Task {
     /// The task names of `dependsOn.name`, when `dependsOn` is set.
     pub depends_on: Option<Vec<String>>,
     pub partition_policy: Option<PartitionPolicy>,
+    /// `template.spec`, as written: read only by the capacity rules (`decode::from_json`).
+    pub pod: Option<Value>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -144,6 +146,7 @@ impl Task {
                 min_partitions: int(p, "minPartitions").unwrap_or_default(),
                 network_topology: NetworkTopology::read(p),
             }),
+            pod: t["template"].get("spec").filter(|s| s.is_object()).cloned(),
         }
     }
 }

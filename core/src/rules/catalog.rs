@@ -73,8 +73,18 @@ const KUEUE_POD_SETS: &[&str] = &[
     "ClusterTrainingRuntime",
 ];
 /// What makes Pods whose requests are known: the capacity rules' kinds.
-const POD_MAKERS: &[&str] =
-    &["Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob"];
+const POD_MAKERS: &[&str] = &[
+    "Job",
+    "CronJob",
+    "TFJob",
+    "PyTorchJob",
+    "MPIJob",
+    "JAXJob",
+    "PaddleJob",
+    "XGBoostJob",
+    "TrainJob",
+    "Job (Volcano)",
+];
 /// What a Kueue queue label is read on (a CronJob's job template's).
 const QUEUE_LABELLED: &[&str] =
     &["Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob"];

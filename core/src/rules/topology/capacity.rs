@@ -18,6 +18,7 @@ use crate::capacity::placement::Placement;
 use crate::capacity::request::{ContainerOverride, is_extended_resource, pod_asks};
 use crate::pod::PodSpec;
 use crate::trainer;
+use crate::volcano::VolcanoJob;
 
 /// Whether capacity findings are reported, and how.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -300,6 +301,73 @@ fn kubeflow_demand(settings: &Settings, job: &KubeflowJob, d: &mut Demand) {
     }
 }
 
+/// A Volcano Job (vcjob), as Volcano's mutating webhook completes it: each task's pods, and
+/// the gang as Volcano's scheduler forms it (`job_info.go`): ready with the job's
+/// `minAvailable` pods of any tasks and, only when that minimum covers the sum of the tasks'
+/// (`CheckTaskValid`), each task's own `minAvailable` pods of that task.
+fn volcano_demand(settings: &Settings, job: &VolcanoJob, d: &mut Demand) {
+    let job = job.with_defaults();
+    let tasks = Path::new("spec").child("tasks");
+    let mut members = Vec::new();
+    // (shape, pods, the task's minimum, the task's path)
+    let mut by_task = Vec::new();
+    // Pods no claim is made about may fill any number of the gang's places (as for Kubeflow).
+    let mut unclaimed = 0u64;
+    let mut with_pods = 0;
+    for (i, task) in job.spec.tasks.iter().enumerate() {
+        let count = u64::try_from(task.replicas).unwrap_or(0);
+        if count == 0 {
+            continue;
+        }
+        with_pods += 1;
+        let at = tasks.index(i);
+        let pod: Option<PodSpec> = task.pod.as_ref().and_then(|p| crate::decode::from_json(p).ok());
+        let spec_path = at.child("template").child("spec");
+        let name = format!("{} pod", task.name);
+        match pod.and_then(|pod| d.shape(settings, &pod, spec_path, name, None, false)) {
+            Some(shape) => {
+                members.push((shape, count));
+                by_task.push((shape, count, task.min_available.unwrap_or(task.replicas), at));
+            }
+            None => unclaimed += count,
+        }
+    }
+    let total: u64 = members.iter().map(|(_, c)| c).sum();
+    let size = u64::try_from(job.spec.min_available).unwrap_or(0);
+    let task_sum = job.spec.tasks.iter().map(|t| i64::from(t.min_available.unwrap_or(t.replicas).max(0))).sum::<i64>();
+    let tasks_count = i64::from(job.spec.min_available) >= task_sum;
+    // With one task of pods, the job's gang already asks for at least the task's minimum.
+    if tasks_count && with_pods > 1 {
+        for (shape, count, min, at) in by_task {
+            let Some(min) = u64::try_from(min).ok().filter(|m| (1..=count).contains(m)) else { continue };
+            d.gangs.push(Gang {
+                members: vec![(shape, count)],
+                size: min,
+                value: BadValue::from(i64::try_from(min).unwrap_or(i64::MAX)),
+                at: at.child("minAvailable"),
+                domain: None,
+                what: "the task's minimum",
+            });
+        }
+    }
+    if (1..=total).contains(&size) && unclaimed == 0 {
+        d.gangs.push(Gang {
+            members,
+            size,
+            value: BadValue::from(i64::from(job.spec.min_available)),
+            at: Path::new("spec").child("minAvailable"),
+            domain: None,
+            what: "the gang",
+        });
+    }
+}
+
+/// What a vcjob's capacity verdict rests on: its gang's and its tasks' sizes.
+fn volcano_counts(job: &VolcanoJob) -> (i32, Vec<(i32, Option<i32>)>) {
+    let job = job.with_defaults();
+    (job.spec.min_available, job.spec.tasks.iter().map(|t| (t.replicas, t.min_available)).collect())
+}
+
 /// Kueue pod sets with a required topology: all their pods in one domain of the level.
 fn kueue_pod_sets(sets: &[kueue::PodSet], shapes: &[usize], d: &mut Demand) {
     for (set, shape) in sets.iter().zip(shapes) {
@@ -434,6 +502,16 @@ pub(super) fn demand(settings: &Settings, review: &Review, runtime: Option<&Runt
             kubeflow_demand(settings, job, &mut d);
         }
         (Resource::TrainJob(job), None) => trainjob_demand(settings, job, runtime?, &mut d),
+        (Resource::VolcanoJob(job), old) => {
+            // Volcano lets an update change only counts (and priorityClassName): unchanged
+            // counts were checked when written.
+            if let Some(Resource::VolcanoJob(old)) = old
+                && volcano_counts(old) == volcano_counts(job)
+            {
+                return None;
+            }
+            volcano_demand(settings, job, &mut d);
+        }
         _ => return None,
     }
     (!d.is_empty() && !d.too_many).then_some(d)

@@ -200,7 +200,7 @@ pub struct Topology;
 
 impl RuleSet for Topology {
     const NAME: &'static str = "topology";
-    const KINDS: u32 = kinds::SCHEDULING | kinds::KUBEFLOW | kinds::BATCH | kinds::TRAINER;
+    const KINDS: u32 = kinds::SCHEDULING | kinds::KUBEFLOW | kinds::BATCH | kinds::TRAINER | kinds::VOLCANO;
     type Settings = Settings;
 
     fn validate_settings(s: &Settings) -> Result<(), String> {

@@ -686,3 +686,88 @@ fn dra_lookups_are_fixed_and_fail_open() {
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("cannot look up Nodes: boom"), "{warnings:?}");
 }
+
+/// Four nodes of 8 GPUs each.
+fn eight_gpu_nodes() -> MemoryCluster {
+    MemoryCluster::new(
+        (0..4)
+            .map(|i| {
+                json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("n{i}")},
+                    "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8", "pods": "110"}}})
+            })
+            .collect(),
+    )
+}
+
+/// A vcjob with `tasks` of (name, replicas, minAvailable, GPUs per pod).
+fn vcjob(min_available: Option<i32>, tasks: &[(&str, i32, Option<i32>, u32)]) -> Value {
+    let tasks: Vec<Value> = tasks
+        .iter()
+        .map(|(name, replicas, min, gpus)| {
+            let mut task = json!({"name": name, "replicas": replicas, "template": {"spec": {"containers": [
+                {"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": gpus.to_string()}}}]}}});
+            if let Some(min) = min {
+                task["minAvailable"] = json!(min);
+            }
+            task
+        })
+        .collect();
+    let mut spec = json!({"tasks": tasks});
+    if let Some(min) = min_available {
+        spec["minAvailable"] = json!(min);
+    }
+    json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "train", "namespace": "ml"},
+        "spec": spec})
+}
+
+#[test]
+fn vcjob_tasks_and_gangs_are_held_to_the_nodes() {
+    let (s, cluster) = (warn_settings(), eight_gpu_nodes());
+    // Four 8-GPU pods, all needed at once (the defaults): the four nodes hold them.
+    assert_eq!(run(&s, vcjob(None, &[("worker", 4, None, 8)]), &cluster), (vec![], vec![]));
+    // Five: no.
+    let (_, warnings) = run(&s, vcjob(None, &[("worker", 5, None, 8)]), &cluster);
+    assert_eq!(
+        warnings,
+        [
+            "spec.minAvailable: the gang of 5 pods can never run at once: each worker pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them, even when empty [topology.gang-fits]"
+        ]
+    );
+    // A job minimum of 4 of the 5: fits.
+    assert_eq!(run(&s, vcjob(Some(4), &[("worker", 5, Some(4), 8)]), &cluster), (vec![], vec![]));
+    // A pod no node holds.
+    let (_, warnings) = run(&s, vcjob(Some(1), &[("big", 1, None, 16)]), &cluster);
+    assert_eq!(
+        warnings,
+        [
+            "spec.tasks[0].template.spec.containers[0].resources.limits[nvidia.com/gpu]: no node can ever run this big pod: one big pod asks 16 nvidia.com/gpu, and the largest of the 4 eligible nodes has 8 allocatable [topology.pod-fits]"
+        ]
+    );
+    // A task's own minimum counts when the job's minimum covers the tasks' sum: five 8-GPU
+    // workers at once, whatever the cheap launchers do.
+    let tasks = [("launcher", 4, Some(0), 0), ("worker", 6, Some(5), 8)];
+    let (_, warnings) = run(&s, vcjob(Some(5), &tasks), &cluster);
+    assert_eq!(
+        warnings,
+        [
+            "spec.tasks[1].minAvailable: the task's minimum of 5 pods can never run at once: each worker pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them, even when empty [topology.gang-fits]"
+        ]
+    );
+    // Not when the job's minimum is below the sum: Volcano then takes any 5 pods.
+    let tasks = [("launcher", 4, Some(1), 0), ("worker", 6, Some(5), 8)];
+    assert_eq!(run(&s, vcjob(Some(5), &tasks), &cluster), (vec![], vec![]));
+    // Launchers that ask nothing may fill the gang: no claim about the job's gang.
+    let tasks = [("launcher", 4, Some(0), 0), ("worker", 6, Some(4), 8)];
+    assert_eq!(run(&s, vcjob(Some(8), &tasks), &cluster), (vec![], vec![]));
+    // Denied with capacityCheck: deny.
+    let (violations, _) = run(&settings(json!({"capacityCheck": "deny"})), vcjob(None, &[("w", 5, None, 8)]), &cluster);
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    // An update that changes no count is not checked again; one that scales up is.
+    let old = vcjob(Some(5), &[("worker", 5, None, 8)]);
+    let mut priority = old.clone();
+    priority["spec"]["priorityClassName"] = json!("high");
+    let v = Topology::check(&s, &review("UPDATE", priority, old.clone()), &cluster);
+    assert!(v.warnings.is_empty(), "{:?}", v.warning_messages());
+    let v = Topology::check(&s, &review("UPDATE", vcjob(Some(6), &[("worker", 6, None, 8)]), old), &cluster);
+    assert_eq!(v.warnings.len(), 1, "{:?}", v.warning_messages());
+}
