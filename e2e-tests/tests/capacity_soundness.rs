@@ -6,7 +6,8 @@
 //!
 //! The objects cover Jobs (a gang in `spec.scheduling`, a topology domain, Kueue's required
 //! topology and partial admission), PyTorchJobs (`minAvailable` over a Master and Workers of
-//! different shapes) and TrainJobs (torch and MPI runtimes, `resourcesPerNode`), with init
+//! different shapes), Volcano Jobs (the job's `minAvailable` over tasks of different shapes,
+//! each task's own `minAvailable`, raw or as Volcano's webhook defaults them) and TrainJobs (torch and MPI runtimes, `resourcesPerNode`), with init
 //! containers, sidecars, pod overhead and pod-level resources written in every quantity form,
 //! node selectors, required node affinity, taints tolerated by the pod itself, by its
 //! RuntimeClass, by Kueue (the object carries a queue label) or by the cluster's own admission
@@ -536,10 +537,11 @@ fn scenario(choices: &[u32]) -> Scenario {
     let how = *d.pick(&[Toleration::Own, Toleration::Kueue, Toleration::RuntimeClass, Toleration::Setting]);
     let mut rc = Vec::new();
     let mut pod_sets = Vec::new();
-    let kind = d.below(3);
+    let kind = d.below(4);
     let mut object = match kind {
         0 => job(d, &mut nodes, how, &mut rc, &mut pod_sets),
         1 => pytorch_job(d, &mut nodes, how, &mut rc, &mut pod_sets),
+        2 => volcano_job(d, &mut nodes, how, &mut rc, &mut pod_sets),
         _ => {
             let (job, runtime) = train_job(d, &mut nodes, how, &mut rc, &mut pod_sets);
             rc.push(runtime);
@@ -686,7 +688,7 @@ fn dra_claims(
     }
 }
 
-/// A Job: `parallelism` pods,/// A Job: `parallelism` pods, a gang of `minCount` of them (in one rack when it names the rack
+/// A Job: `parallelism` pods, a gang of `minCount` of them (in one rack when it names the rack
 /// as its topology), or Kueue's required topology over the pods it starts (all of them, or as
 /// few as `job-min-parallelism`).
 fn job(
@@ -769,6 +771,60 @@ fn pytorch_job(
     }
     json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "resnet", "namespace": "ml"},
         "spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": placed}}, "pytorchReplicaSpecs": specs}})
+}
+
+/// A Volcano Job (vcjob): up to three tasks of their own shapes. Volcano's gang is the job's
+/// `minAvailable` pods, with each task's own `minAvailable` among them when the job's covers
+/// their sum: each task places at least its minimum (without one, Volcano's default, every
+/// replica), and the job's minimum is what was placed, fewer, or left to Volcano's default
+/// (the tasks' sum). A task of no pods may ask for anything. One task's pods may claim DRA
+/// devices.
+fn volcano_job(
+    d: &mut Draw,
+    nodes: &mut [Node],
+    how: Toleration,
+    rc: &mut Vec<Value>,
+    pod_sets: &mut Vec<PodSetDemand>,
+) -> Value {
+    let all: Vec<usize> = (0..nodes.len()).collect();
+    let mut tasks = Vec::new();
+    let (mut placed, mut claims) = (0, false);
+    for i in 0..=d.below(3) {
+        let replicas = u64::from(d.below(5));
+        let (mut spec, units) = pod_spec(d, None);
+        pod_sets.push((replicas, units.clone()));
+        let mut task = json!({"name": format!("task-{i}"), "replicas": replicas});
+        if replicas == 0 {
+            // Never placed: a template no node can take must not matter.
+            spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = json!("1000");
+        } else {
+            let on = targets(d, &all);
+            place(&mut spec, &on, nodes, how, d, rc);
+            let at_once = if d.chance(40) {
+                replicas
+            } else {
+                let at_once = u64::from(d.below(replicas as u32)) + 1;
+                task["minAvailable"] = json!(d.below(at_once as u32 + 1));
+                at_once
+            };
+            put(nodes, &on, at_once, &units);
+            if !claims && d.chance(40) {
+                claims = true;
+                dra_claims(d, &mut spec, &on, nodes, at_once, rc);
+            }
+            placed += at_once;
+        }
+        task["template"] = json!({"spec": spec});
+        tasks.push(task);
+    }
+    let mut spec = json!({"tasks": tasks});
+    match d.below(3) {
+        0 => {}
+        1 if placed > 0 => spec["minAvailable"] = json!(d.below(placed as u32) + 1),
+        _ => spec["minAvailable"] = json!(placed),
+    }
+    json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "train", "namespace": "ml"},
+        "spec": spec})
 }
 
 /// A TrainJob on a coscheduling runtime (torch, or MPI with or without the launcher as a
@@ -875,7 +931,7 @@ proptest! {
 fn the_oracle_builds_scenarios_the_rules_can_judge() {
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let strategy = proptest::collection::vec(any::<u32>(), 400);
-    let (mut judged, mut tight) = (0, 0);
+    let (mut judged, mut tight, mut volcano) = (0, 0, (0, 0));
     for _ in 0..400 {
         let choices = strategy.new_tree(&mut runner).expect("choices").current();
         let mut s = scenario(&choices);
@@ -889,10 +945,17 @@ fn the_oracle_builds_scenarios_the_rules_can_judge() {
                 }
             }
         }
+        let found = !capacity_findings(&s).is_empty();
         judged += 1;
-        tight += usize::from(!capacity_findings(&s).is_empty());
+        tight += usize::from(found);
+        if s.object["apiVersion"] == "batch.volcano.sh/v1alpha1" {
+            volcano.0 += 1;
+            volcano.1 += usize::from(found);
+        }
     }
     assert!(tight * 4 >= judged, "only {tight} of {judged} starved scenarios were found out: the oracle is too lax");
+    let (judged, tight) = volcano;
+    assert!(tight * 4 >= judged && judged >= 50, "only {tight} of {judged} starved Volcano Jobs were found out");
 }
 
 /// The DRA oracle is not vacuous either: the same scenarios with every GPU taken out of the
