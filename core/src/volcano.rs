@@ -310,6 +310,8 @@ pub struct VolcanoPodGroup {
     pub network_topology: Option<NetworkTopology>,
     /// Each `subGroupPolicy` entry's name and network topology.
     pub sub_groups: Vec<(String, Option<NetworkTopology>)>,
+    /// `minResources`, as written: read only by the capacity rules.
+    pub min_resources: Option<Value>,
 }
 
 impl VolcanoPodGroup {
@@ -324,6 +326,7 @@ impl VolcanoPodGroup {
                 .iter()
                 .map(|s| (string(s, "name"), NetworkTopology::read(s)))
                 .collect(),
+            min_resources: spec.get("minResources").filter(|r| r.is_object()).cloned(),
         })
     }
 }

@@ -771,3 +771,43 @@ fn vcjob_tasks_and_gangs_are_held_to_the_nodes() {
     let v = Topology::check(&s, &review("UPDATE", vcjob(Some(6), &[("worker", 6, None, 8)]), old), &cluster);
     assert_eq!(v.warnings.len(), 1, "{:?}", v.warning_messages());
 }
+
+fn volcano_pod_group(min_resources: Value) -> Value {
+    json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "pg", "namespace": "ml"},
+        "spec": {"minMember": 4, "minResources": min_resources}})
+}
+
+#[test]
+fn a_volcano_pod_group_asks_no_more_than_the_whole_cluster() {
+    let (s, cluster) = (warn_settings(), eight_gpu_nodes());
+    // The cluster's whole allocatable, spread over nodes: Volcano's enqueue takes it.
+    let fits = volcano_pod_group(json!({"nvidia.com/gpu": "32", "cpu": "256", "memory": "2Ti", "pods": 1000}));
+    assert_eq!(run(&s, fits, &cluster), (vec![], vec![]));
+    let (_, warnings) = run(&s, volcano_pod_group(json!({"nvidia.com/gpu": 33, "cpu": "256001m"})), &cluster);
+    assert_eq!(
+        warnings,
+        [
+            "spec.minResources[cpu]: the PodGroup asks 256001m cpu at once, and the cluster's 4 nodes have 256 allocatable in all, even when empty: Volcano's enqueue action never admits it [topology.gang-fits]",
+            "spec.minResources[nvidia.com/gpu]: the PodGroup asks 33 nvidia.com/gpu at once, and the cluster's 4 nodes have 32 allocatable in all, even when empty: Volcano's enqueue action never admits it [topology.gang-fits]",
+        ]
+    );
+    // A node whose allocatable is unknown may hold anything.
+    let mut objects: Vec<Value> = (0..4)
+        .map(|i| {
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("n{i}")},
+            "status": {"allocatable": {"nvidia.com/gpu": "8"}}})
+        })
+        .collect();
+    objects.push(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "new"}}));
+    let unknown = MemoryCluster::new(objects);
+    assert_eq!(run(&s, volcano_pod_group(json!({"nvidia.com/gpu": 33})), &unknown), (vec![], vec![]));
+    // A PodGroup a controller made: its job was checked.
+    let mut made = volcano_pod_group(json!({"nvidia.com/gpu": 64}));
+    made["metadata"]["ownerReferences"] = json!([{"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "j",
+        "uid": "u", "controller": true}]);
+    assert_eq!(run(&s, made, &cluster), (vec![], vec![]));
+    // An update that leaves minResources alone is not checked again.
+    let big = volcano_pod_group(json!({"nvidia.com/gpu": 64}));
+    let v = Topology::check(&s, &review("UPDATE", big.clone(), big), &cluster);
+    assert!(v.warnings.is_empty(), "{:?}", v.warning_messages());
+}
