@@ -7,7 +7,8 @@
 //! The objects cover Jobs (a gang in `spec.scheduling`, a topology domain, Kueue's required
 //! topology and partial admission), PyTorchJobs (`minAvailable` over a Master and Workers of
 //! different shapes), Volcano Jobs (the job's `minAvailable` over tasks of different shapes,
-//! each task's own `minAvailable`, raw or as Volcano's webhook defaults them) and TrainJobs (torch and MPI runtimes, `resourcesPerNode`), with init
+//! each task's own `minAvailable`, raw or as Volcano's webhook defaults them; or a Volcano
+//! PodGroup whose `minResources` is what they ask in all) and TrainJobs (torch and MPI runtimes, `resourcesPerNode`), with init
 //! containers, sidecars, pod overhead and pod-level resources written in every quantity form,
 //! node selectors, required node affinity, taints tolerated by the pod itself, by its
 //! RuntimeClass, by Kueue (the object carries a queue label) or by the cluster's own admission
@@ -548,6 +549,9 @@ fn scenario(choices: &[u32]) -> Scenario {
             job
         }
     };
+    if kind == 2 && d.chance(30) {
+        object = volcano_pod_group(&nodes);
+    }
     if how == Toleration::Kueue {
         object["metadata"]["labels"] = json!({"kueue.x-k8s.io/queue-name": "team-a"});
     }
@@ -827,6 +831,19 @@ fn volcano_job(
         "spec": spec})
 }
 
+/// A Volcano PodGroup written by hand: its `minResources` are what the pods placed ask in all,
+/// within what the nodes offer together.
+fn volcano_pod_group(nodes: &[Node]) -> Value {
+    let mut total = Atoms::new();
+    for n in nodes {
+        add(&mut total, &n.used);
+    }
+    let min_resources: Map<String, Value> =
+        total.into_iter().map(|(r, units)| (r.name().to_string(), json!(r.allocatable(units)))).collect();
+    json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "train", "namespace": "ml"},
+        "spec": {"minMember": 1, "minResources": min_resources}})
+}
+
 /// A TrainJob on a coscheduling runtime (torch, or MPI with or without the launcher as a
 /// node): every pod of the run placed at once, `resourcesPerNode` where Trainer merges it.
 fn train_job(
@@ -968,7 +985,8 @@ fn the_dra_oracle_builds_scenarios_the_rules_can_judge() {
     for _ in 0..400 {
         let choices = strategy.new_tree(&mut runner).expect("choices").current();
         let mut s = scenario(&choices);
-        if !s.cluster.iter().any(|o| o["kind"] == "ResourceSlice") {
+        // A PodGroup's minResources claim no devices.
+        if !s.cluster.iter().any(|o| o["kind"] == "ResourceSlice") || s.object["kind"] == "PodGroup" {
             continue;
         }
         for slice in s.cluster.iter_mut().filter(|o| o["kind"] == "ResourceSlice") {
