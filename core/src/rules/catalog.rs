@@ -85,6 +85,20 @@ const POD_MAKERS: &[&str] = &[
     "TrainJob",
     "Job (Volcano)",
 ];
+/// The pod makers, and Volcano's PodGroup (its `minResources`).
+const GANG_HOLDERS: &[&str] = &[
+    "Job",
+    "CronJob",
+    "TFJob",
+    "PyTorchJob",
+    "MPIJob",
+    "JAXJob",
+    "PaddleJob",
+    "XGBoostJob",
+    "TrainJob",
+    "Job (Volcano)",
+    "PodGroup (Volcano)",
+];
 /// What a Kueue queue label is read on (a CronJob's job template's).
 const QUEUE_LABELLED: &[&str] =
     &["Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob"];
@@ -865,7 +879,7 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "topology.gang-fits",
-        kinds: POD_MAKERS,
+        kinds: GANG_HOLDERS,
         example: "spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
         upstream: None,
     },
