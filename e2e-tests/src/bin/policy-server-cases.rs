@@ -93,6 +93,12 @@ const CASES: &[&str] = &[
     "topology/job-queue-cohort-tree-borrowing-limit-warns", // a Cohort tree with a Cohort's borrowingLimit
     "topology/job-queue-group-no-flavor-fits-warns", // each resource fits some flavor, no flavor holds the group
     "topology/trainjob-queue-quota-exceeded-warns", // a TrainJob's pod set, through its runtime's lookup
+    "topology/volcano-job-capacity-gang-larger-than-cluster-warns", // Volcano's vcjob: its gang against the Nodes
+    "topology/volcano-job-capacity-gang-fits-accepted", // its feasible twin, no word
+    "topology/volcano-job-capacity-task-larger-than-every-node-denied", // a task's pod, capacityCheck deny
+    "topology/volcano-job-capacity-task-minimum-larger-than-cluster-warns", // a task's own minAvailable
+    "topology/volcano-podgroup-capacity-min-resources-larger-than-cluster-warns", // Volcano PodGroup minResources
+    "topology/volcano-podgroup-capacity-min-resources-fit-accepted", // its feasible twin, no word
     // claims
     "claims/podgroup-direct-claim-accepted", // the ResourceClaim exists
     "claims/job-claims-accepted",            // 1.37 Job, its claim template exists
