@@ -811,3 +811,105 @@ fn a_volcano_pod_group_asks_no_more_than_the_whole_cluster() {
     let v = Topology::check(&s, &review("UPDATE", big.clone(), big), &cluster);
     assert!(v.warnings.is_empty(), "{:?}", v.warning_messages());
 }
+
+fn volcano_queue(name: &str, state: Option<&str>, capability: Value) -> Value {
+    let mut q = json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
+        "spec": {"weight": 1, "capability": capability}});
+    if let Some(state) = state {
+        q["status"] = json!({"state": state});
+    }
+    q
+}
+
+fn queue_cluster(queues: Vec<Value>) -> MemoryCluster {
+    MemoryCluster::new(queues)
+}
+
+#[test]
+fn volcano_queues_exist_are_open_and_can_hold_the_gang() {
+    let s = Settings { capacity_check: CapacityCheck::Off, ..Settings::default() };
+    let mut job = vcjob(Some(3), &[("worker", 3, None, 8)]);
+    job["spec"]["queue"] = json!("research");
+    let open = |cap: Value| queue_cluster(vec![volcano_queue("research", Some("Open"), cap)]);
+    // 24 GPUs within a capability of 24: no word; cpu and memory at 0 are no limit.
+    assert_eq!(
+        run(&s, job.clone(), &open(json!({"nvidia.com/gpu": 24, "cpu": "0", "memory": "-1"}))),
+        (vec![], vec![])
+    );
+    let (_, warnings) = run(&s, job.clone(), &open(json!({"nvidia.com/gpu": "16"})));
+    assert_eq!(
+        warnings,
+        [
+            "spec.queue: the job's gang asks at least 24 nvidia.com/gpu at once, and Volcano Queue \"research\" has a capability of 16: its enqueue action keeps the PodGroup Pending (\"queue resource quota insufficient\") however long it waits [topology.volcano-queue-capability]"
+        ]
+    );
+    // A Queue that is Closed, or has no state yet.
+    let (_, warnings) =
+        run(&s, job.clone(), &queue_cluster(vec![volcano_queue("research", Some("Closed"), json!({}))]));
+    assert_eq!(
+        warnings,
+        [
+            "spec.queue: Volcano Queue \"research\" is \"Closed\", and Volcano admits jobs only to queues in state Open (\"can only submit job to queue with state `Open`\"), so it stays Pending [topology.volcano-queue]"
+        ]
+    );
+    // No such Queue.
+    let (_, warnings) = run(&s, job.clone(), &queue_cluster(vec![volcano_queue("default", Some("Open"), json!({}))]));
+    assert_eq!(
+        warnings,
+        [
+            "spec.queue: Volcano Queue \"research\" does not exist: Volcano refuses the job (unable to find job queue: queue.scheduling.volcano.sh \"research\" not found), and its scheduler ignores a PodGroup whose queue does not exist, so it stays Pending [topology.volcano-queue]"
+        ]
+    );
+    // No Volcano API (nothing listed): no word; queueCheck off: no list.
+    assert_eq!(run(&s, job.clone(), &MemoryCluster::new(vec![])), (vec![], vec![]));
+    let off = Settings { queue_check: CapacityCheck::Off, ..s.clone() };
+    assert_eq!(run(&off, job.clone(), &MemoryCluster::failing("not called")), (vec![], vec![]));
+    // A failed lookup is a warning, never a finding.
+    let (_, warnings) = run(&s, job.clone(), &MemoryCluster::failing("connection refused"));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with("spec.queue: cannot look up Volcano Queues: "), "{warnings:?}");
+    // The least minResources: any 2 of the 3 pods when the job minimum is below the tasks'.
+    let mut two = vcjob(Some(2), &[("a", 2, Some(2), 8), ("b", 1, Some(1), 1)]);
+    two["spec"]["queue"] = json!("research");
+    assert_eq!(run(&s, two.clone(), &open(json!({"nvidia.com/gpu": 9}))), (vec![], vec![]));
+    // With a job minimum covering the tasks', each task's own minimum counts.
+    let mut three = vcjob(Some(3), &[("a", 2, Some(2), 8), ("b", 1, Some(1), 1)]);
+    three["spec"]["queue"] = json!("research");
+    assert_eq!(run(&s, three, &open(json!({"nvidia.com/gpu": 16}))).1.len(), 1);
+}
+
+#[test]
+fn volcano_pod_groups_and_kubeflow_jobs_name_their_queue() {
+    let s = Settings { capacity_check: CapacityCheck::Off, ..Settings::default() };
+    let queues = queue_cluster(vec![volcano_queue("default", Some("Open"), json!({"nvidia.com/gpu": 16}))]);
+    // A PodGroup's minResources, in the default queue.
+    let (_, warnings) = run(&s, volcano_pod_group(json!({"nvidia.com/gpu": 24})), &queues);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("at least 24 nvidia.com/gpu"), "{warnings:?}");
+    assert_eq!(run(&s, volcano_pod_group(json!({"nvidia.com/gpu": 16})), &queues), (vec![], vec![]));
+    // A PyTorchJob whose templates name Volcano's scheduler: its minAvailable pods' requests.
+    let template = |gpus: u32| {
+        json!({"spec": {"schedulerName": "volcano", "containers": [{"name": "pytorch", "image": "i",
+            "resources": {"limits": {"nvidia.com/gpu": gpus.to_string()}}}]}})
+    };
+    let pytorch = |queue: &str, min: i32| {
+        json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "p", "namespace": "ml"},
+            "spec": {"runPolicy": {"schedulingPolicy": {"queue": queue, "minAvailable": min}},
+                "pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": template(8)},
+                    "Worker": {"replicas": 3, "template": template(8)}}}})
+    };
+    assert_eq!(run(&s, pytorch("default", 2), &queues), (vec![], vec![]));
+    let (_, warnings) = run(&s, pytorch("default", 3), &queues);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("spec.runPolicy.schedulingPolicy.queue: the job's gang asks at least 24"),
+        "{warnings:?}"
+    );
+    let (_, warnings) = run(&s, pytorch("nightly", 1), &queues);
+    assert!(warnings[0].contains("Volcano Queue \"nightly\" does not exist"), "{warnings:?}");
+    // Not Volcano's: no lookup.
+    let mut other = pytorch("nightly", 1);
+    other["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["schedulerName"] = json!("default-scheduler");
+    other["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["schedulerName"] = json!("default-scheduler");
+    assert_eq!(run(&s, other, &MemoryCluster::failing("not called")), (vec![], vec![]));
+}
