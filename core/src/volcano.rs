@@ -19,6 +19,31 @@ pub const SCHEDULING_GROUP: &str = "scheduling.volcano.sh";
 pub const SCHEDULING_VERSION: &str = "v1beta1";
 /// The queue Volcano's CRD and mutating webhook default to.
 pub const DEFAULT_QUEUE: &str = "default";
+/// The scheduler name Volcano's scheduler answers to.
+pub const SCHEDULER: &str = "volcano";
+
+/// The Queue list: every Queue, only its state and capability. One fixed query, shared by
+/// every rule that reads Queues (policy-server keeps one store per distinct query).
+pub fn queue_query() -> crate::cluster::Query<'static> {
+    crate::cluster::Query {
+        api_version: "scheduling.volcano.sh/v1beta1",
+        kind: "Queue",
+        namespace: None,
+        field_masks: &["status.state", "spec.capability"],
+    }
+}
+
+/// Whether `cluster` runs Volcano, as far as one Queue list shows: a cluster that serves
+/// Volcano's API always has its `default` and `root` Queues, so a list with no Queue (or a
+/// CLI run given none) is one without Volcano. `None`: the list failed.
+pub fn serves_queues(cluster: &dyn crate::cluster::Cluster) -> Option<bool> {
+    use crate::cluster::LookupError;
+    match cluster.list(&queue_query()) {
+        Ok(text) => read(&text).ok().map(|list| list["items"].as_array().is_some_and(|items| !items.is_empty())),
+        Err(LookupError::NotServed { .. } | LookupError::NotGiven { .. }) => Some(false),
+        Err(_) => None,
+    }
+}
 
 /// The object as JSON, read once: only a syntax error fails (the request was valid JSON).
 fn read(text: &str) -> Result<Value, String> {

@@ -39,7 +39,7 @@ pub use queue::{
     KUEUE_API_VERSIONS, QUEUE_CLUSTER_QUEUE, QUEUE_LOCAL_QUEUE, QUEUE_QUOTA, QUEUE_RESOURCE, QueueCheck,
     cluster_queue_query, local_queue_query,
 };
-pub use volcano_queue::{VOLCANO_QUEUE, VOLCANO_QUEUE_CAPABILITY, volcano_queue_query};
+pub use volcano_queue::{VOLCANO_QUEUE, VOLCANO_QUEUE_CAPABILITY};
 
 /// `+k8s:maxItems=1` on `PodGroupSchedulingConstraints.topology` (k8s.io/api v0.36).
 const MAX_TOPOLOGY_ENTRIES: usize = 1;

@@ -16,26 +16,12 @@ use super::*;
 use crate::capacity::request::{Ask, is_checked_resource, pod_asks};
 use crate::pod::PodSpec;
 use crate::quantity::{FINE, fine_units, scheduler_units, show};
-use crate::volcano::DEFAULT_QUEUE;
+use crate::volcano::{DEFAULT_QUEUE, SCHEDULER as VOLCANO_SCHEDULER, queue_query};
 use capacity::CapacityCheck;
 use queue::{items, list_text, report};
 
 pub const VOLCANO_QUEUE: &str = "topology.volcano-queue";
 pub const VOLCANO_QUEUE_CAPABILITY: &str = "topology.volcano-queue-capability";
-
-/// The Queue list: every Queue, only its state and capability. One fixed query.
-pub fn volcano_queue_query() -> Query<'static> {
-    Query {
-        api_version: "scheduling.volcano.sh/v1beta1",
-        kind: "Queue",
-        namespace: None,
-        field_masks: &["status.state", "spec.capability"],
-    }
-}
-
-/// The scheduler name Volcano's scheduler answers to, which a Kubeflow job's templates name
-/// when the training operator hands its gang to Volcano.
-pub const VOLCANO_SCHEDULER: &str = "volcano";
 
 /// One kind of pod of a gang: what one pod asks, how many there are, and how many of them
 /// the gang must hold at least (its task's minimum, when it counts).
@@ -207,7 +193,7 @@ pub(super) fn check_volcano_queue(settings: &Settings, review: &Review, cluster:
     let failed = |v: &mut Verdict, e: &LookupError| {
         v.lookup_failed(VOLCANO_QUEUE, q.at.clone(), "Volcano Queues", e, settings.fail_on_lookup_error)
     };
-    let text = match list_text(cluster, &volcano_queue_query()) {
+    let text = match list_text(cluster, &queue_query()) {
         // Volcano's API not served (or no Queue given to the CLI): no finding.
         Ok(None) => return,
         Ok(Some(text)) => text,
