@@ -91,9 +91,11 @@ fn examples_are_reported_at_their_lines() {
             "examples/manifests/trainjob.yaml:14:3: error: ClusterTrainingRuntime torch-gang: spec.podGroupPolicy: Invalid value: \"{coscheduling, volcano}\": must specify exactly one of: `coscheduling`, `volcano` (with both, Trainer makes two PodGroups and the job can stay Pending, kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:42:3: error: TrainJob ml/llama-finetune: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-gang\"}: ClusterTrainingRuntime \"torch-gang\" sets both coscheduling and volcano in spec.podGroupPolicy, so Trainer makes two PodGroups for the job and it can stay Pending (kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:54:3: error: TrainJob ml/llama-eval: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-distributed\"}: clustertrainingruntimes.trainer.kubeflow.org \"torch-distributed\" not found: specified clusterTrainingRuntime must be created before the TrainJob is created [run-policy.runtime-exists]",
+            "examples/manifests/volcano-queues.yaml:32:3: warning: Job ml/pretrain: spec.queue: the job's gang asks at least 24 nvidia.com/gpu at once, and Volcano Queue \"research\" has a capability of 16: its enqueue action keeps the PodGroup Pending (\"queue resource quota insufficient\") however long it waits [topology.volcano-queue-capability]",
             "examples/manifests/volcano.yaml:41:3: error: Job ml/llm-pretrain: spec.minAvailable: Invalid value: 5: job 'minAvailable' should not be greater than total replicas in tasks (4) [gang.volcano-min-available]",
             "examples/manifests/volcano.yaml:45:16: error: Job ml/llm-pretrain: spec.policies[1].events[0]: Invalid value: \"PodEvicted\": duplicate event PodEvicted  across different policy [gang.volcano-policies]",
-            "26 documents checked in 33 files: 17 accepted, 9 rejected, 10 warnings; 39 documents skipped (no rule set guards them)",
+            "examples/manifests/volcano.yaml:40:3: warning: Job ml/llm-pretrain: spec.queue: the job's gang asks at least 32 nvidia.com/gpu at once, and Volcano Queue \"research\" has a capability of 16: its enqueue action keeps the PodGroup Pending (\"queue resource quota insufficient\") however long it waits [topology.volcano-queue-capability]",
+            "28 documents checked in 34 files: 19 accepted, 9 rejected, 12 warnings; 41 documents skipped (no rule set guards them)",
         ]
     );
     assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");
@@ -295,7 +297,7 @@ fn json_output_has_the_report_fields() {
     }
     assert_eq!(
         report["summary"],
-        json!({"documents": 35, "checked": 22, "accepted": 13, "rejected": 9, "warnings": 7, "mutated": 0, "skipped": 13, "unserved": 0, "refused": 0})
+        json!({"documents": 39, "checked": 24, "accepted": 15, "rejected": 9, "warnings": 9, "mutated": 0, "skipped": 15, "unserved": 0, "refused": 0})
     );
     for doc in report["documents"].as_array().expect("documents") {
         for field in
@@ -341,7 +343,7 @@ fn sarif_output_meets_the_schema_requirements() {
     let rules = driver["rules"].as_array().expect("rules");
     assert!(rules.iter().all(|r| r["id"].is_string() && r["shortDescription"]["text"].is_string()));
     let results = runs[0]["results"].as_array().expect("results");
-    assert_eq!(results.len(), 19);
+    assert_eq!(results.len(), 21);
     for r in results {
         assert!(r["message"]["text"].is_string(), "{r}");
         let index = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
@@ -354,7 +356,7 @@ fn sarif_output_meets_the_schema_requirements() {
     }
     let restart = results.iter().find(|r| r["ruleId"] == "run-policy.restart-policy").expect("restart policy");
     assert_eq!(restart["locations"][0]["physicalLocation"]["region"], json!({"startLine": 24, "startColumn": 7}));
-    assert_eq!(results.iter().filter(|r| r["level"] == "warning").count(), 7);
+    assert_eq!(results.iter().filter(|r| r["level"] == "warning").count(), 9);
 }
 
 #[test]
@@ -367,15 +369,15 @@ fn junit_output_is_xml_with_a_failure_per_rejection() {
     assert_eq!(root.tag_name().name(), "testsuites");
     let suite = root.children().find(|n| n.has_tag_name("testsuite")).expect("testsuite");
     let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
-    // 22 documents x 4 rule sets, and the 13 cluster objects skipped (the 6 Nodes; dra.yaml's
-    // DeviceClasses, ResourceSlices and claim template).
-    assert_eq!(cases.len(), 101);
-    assert_eq!(suite.attribute("tests"), Some("101"));
+    // 24 documents x 4 rule sets, and the 15 cluster objects skipped (the 6 Nodes; dra.yaml's
+    // DeviceClasses, ResourceSlices and claim template; volcano-queues.yaml's 2 Queues).
+    assert_eq!(cases.len(), 111);
+    assert_eq!(suite.attribute("tests"), Some("111"));
     let failures: Vec<_> = cases.iter().filter_map(|c| c.children().find(|n| n.has_tag_name("failure"))).collect();
     // One per rule set that rejects a document (the Volcano job: gang only).
     assert_eq!(failures.len(), 11);
     assert_eq!(suite.attribute("failures"), Some("11"));
-    assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 13);
+    assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 15);
     let restart = cases
         .iter()
         .find(|c| c.attribute("name") == Some("PyTorchJob ml/resnet [runPolicy]"))
