@@ -24,6 +24,8 @@
 //! sometimes a cohort, sometimes `pods` covered, sometimes crossed flavors that each hold all of
 //! one resource and none of the rest, which only a check that ignores Kueue's one flavor per
 //! resource group would count), and, with `queueCheck: deny`, no queue finding may be made either.
+//! A Volcano Job or PodGroup gets Volcano's `default` Queue, Open, with a capability that holds
+//! what its placed pods ask in all: no Volcano queue finding may be made.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -566,6 +568,9 @@ fn scenario(choices: &[u32]) -> Scenario {
     }
     let mut cluster: Vec<Value> = nodes.iter().enumerate().map(|(i, n)| node_object(i, n, d)).collect();
     cluster.extend(rc);
+    if kind == 2 {
+        cluster.push(volcano_queue(&nodes, d));
+    }
     if how == Toleration::Kueue {
         cluster.extend(queues(d, &pod_sets));
     }
@@ -844,6 +849,33 @@ fn volcano_pod_group(nodes: &[Node]) -> Value {
         "spec": {"minMember": 1, "minResources": min_resources}})
 }
 
+/// Volcano's `default` Queue, Open, whose capability holds what the placed pods ask in all
+/// (each resource sometimes more, sometimes left out; cpu and memory sometimes `0`, no limit):
+/// the placed pods are a gang Volcano's controller may count, so its least `minResources` fits.
+fn volcano_queue(nodes: &[Node], d: &mut Draw) -> Value {
+    let mut total = Atoms::new();
+    for n in nodes {
+        add(&mut total, &n.used);
+    }
+    let mut capability = Map::new();
+    for (r, units) in total {
+        match d.below(4) {
+            0 => {}
+            1 if matches!(r, Res::Cpu | Res::Memory) => {
+                capability.insert(r.name().to_string(), json!("0"));
+            }
+            2 => {
+                capability.insert(r.name().to_string(), json!(r.allocatable(units + r.units(r.amount(d)))));
+            }
+            _ => {
+                capability.insert(r.name().to_string(), json!(r.allocatable(units)));
+            }
+        }
+    }
+    json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "default"},
+        "spec": {"weight": 1, "capability": capability}, "status": {"state": "Open"}})
+}
+
 /// A TrainJob on a coscheduling runtime (torch, or MPI with or without the launcher as a
 /// node): every pod of the run placed at once, `resourcesPerNode` where Trainer merges it.
 fn train_job(
@@ -915,7 +947,8 @@ fn queue_findings(s: &Scenario) -> Vec<String> {
     let request = admission_request("soundness", "CREATE", &s.object, None);
     let payload = serde_json::to_vec(&json!({"request": request, "settings": s.settings})).unwrap_or_default();
     let answer = evaluate::<Topology>(&payload, &MemoryCluster::new(s.cluster.clone()));
-    answer.message.iter().chain(&answer.warnings).filter(|m| m.contains("[topology.queue-")).cloned().collect()
+    let queue = |m: &&String| m.contains("[topology.queue-") || m.contains("[topology.volcano-queue");
+    answer.message.iter().chain(&answer.warnings).filter(queue).cloned().collect()
 }
 
 proptest! {
@@ -1101,4 +1134,33 @@ fn the_queue_oracle_builds_scenarios_the_rules_can_judge() {
     }
     assert!(judged >= 50, "only {judged} scenarios had a queue outside a cohort");
     assert!(tight * 3 >= judged, "only {tight} of {judged} starved queues were found out: the oracle is too lax");
+}
+
+/// The Volcano queue oracle is not vacuous: with every capability the `default` Queue names
+/// (above zero) halved, Volcano Jobs and PodGroups that asked for something are found out.
+#[test]
+fn the_volcano_queue_oracle_builds_scenarios_the_rules_can_judge() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = proptest::collection::vec(any::<u32>(), 400);
+    let (mut judged, mut found) = (0, 0);
+    for _ in 0..600 {
+        let choices = strategy.new_tree(&mut runner).expect("choices").current();
+        let mut s = scenario(&choices);
+        let Some(queue) = s.cluster.iter_mut().find(|o| o["kind"] == "Queue") else { continue };
+        let mut halved = false;
+        for (name, v) in queue["spec"]["capability"].as_object_mut().into_iter().flatten() {
+            let text = v.as_str().unwrap_or_default().trim_end_matches('m').to_string();
+            let n: u128 = text.parse().unwrap_or(0);
+            if n >= 2 && name != "cpu" && name != "memory" {
+                *v = json!((n / 2).to_string());
+                halved = true;
+            }
+        }
+        if !halved {
+            continue;
+        }
+        judged += 1;
+        found += usize::from(!queue_findings(&s).is_empty());
+    }
+    assert!(judged >= 30 && found * 3 >= judged, "only {found} of {judged} starved Volcano queues were found out");
 }
