@@ -57,7 +57,8 @@ fn least(pods: &[Pods], size: u64) -> Vec<(String, u64)> {
             let mut total: u64 = pods.iter().map(|p| of(p).saturating_mul(p.at_least)).fold(0, u64::saturating_add);
             let mut others: Vec<(u64, u64)> =
                 pods.iter().map(|p| (of(p), p.count.saturating_sub(p.at_least))).collect();
-            others.sort_unstable();
+            // The project's one compiled sort (`crate::order`): cheapest pods first.
+            crate::order::sort_by(&mut others, |a, b| a.0.cmp(&b.0));
             let mut left = rest;
             for (units, count) in others {
                 let take = count.min(left);
