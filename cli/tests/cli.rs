@@ -77,6 +77,7 @@ fn examples_are_reported_at_their_lines() {
             "examples/manifests/capacity.yaml:16:9: warning: Job ml/pretrain: spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
             "examples/manifests/capacity.yaml:41:15: warning: Job ml/one-big-pod: spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: no node can ever run this pod: one pod asks 16 nvidia.com/gpu, and the largest of the 6 eligible nodes has 8 allocatable [topology.pod-fits]",
             "examples/manifests/capacity.yaml:76:7: warning: PyTorchJob ml/llama-70b: spec.runPolicy.schedulingPolicy.minAvailable: the gang of 8 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
+            "examples/manifests/capacity.yaml:106:3: warning: Job ml/llm-pretrain: spec.minAvailable: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
             "examples/manifests/dra.yaml:14:9: warning: Job ml/dra-pretrain: spec.template.spec.resourceClaims[0]: no node can ever run this pod: in its claim from ResourceClaimTemplate \"sixteen-gpus\", request \"gpus\" asks for 16 devices of DeviceClass \"gpu.nvidia.com\" (8 at most) on any of the 6 nodes it may use, counting the devices of the ResourceSlices that reach each node (checked 6 nodes and 4 ResourceSlices) [topology.pod-fits]",
             "examples/manifests/drifted.yaml:13:3: error: PodGroup ml/train-workers-retry: spec.schedulingPolicy: Invalid value: {\"gang\":{\"minCount\":4}}: must equal the schedulingPolicy of Workload \"train\" template \"workers\": {\"gang\":{\"minCount\":2}} [gang.template-consistency]",
             "examples/manifests/drifted.yaml:18:9: error: PodGroup ml/train-workers-retry: spec.schedulingConstraints.topology[0].key: Invalid value: \"topology.kubernetes.io/zon\": no node carries the label \"topology.kubernetes.io/zon\" (checked 6 nodes), and the scheduler only places pods on nodes that have it, so these pods could never be scheduled [topology.key-on-nodes]",
@@ -90,9 +91,11 @@ fn examples_are_reported_at_their_lines() {
             "examples/manifests/trainjob.yaml:14:3: error: ClusterTrainingRuntime torch-gang: spec.podGroupPolicy: Invalid value: \"{coscheduling, volcano}\": must specify exactly one of: `coscheduling`, `volcano` (with both, Trainer makes two PodGroups and the job can stay Pending, kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:42:3: error: TrainJob ml/llama-finetune: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-gang\"}: ClusterTrainingRuntime \"torch-gang\" sets both coscheduling and volcano in spec.podGroupPolicy, so Trainer makes two PodGroups for the job and it can stay Pending (kubeflow/trainer#4060) [gang.pod-group-policy]",
             "examples/manifests/trainjob.yaml:54:3: error: TrainJob ml/llama-eval: spec.runtimeRef: Invalid value: {\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":\"ClusterTrainingRuntime\",\"name\":\"torch-distributed\"}: clustertrainingruntimes.trainer.kubeflow.org \"torch-distributed\" not found: specified clusterTrainingRuntime must be created before the TrainJob is created [run-policy.runtime-exists]",
+            "examples/manifests/volcano-queues.yaml:32:3: warning: Job ml/pretrain: spec.queue: the job's gang asks at least 24 nvidia.com/gpu at once, and Volcano Queue \"research\" has a capability of 16: its enqueue action keeps the PodGroup Pending (\"queue resource quota insufficient\") however long it waits [topology.volcano-queue-capability]",
             "examples/manifests/volcano.yaml:41:3: error: Job ml/llm-pretrain: spec.minAvailable: Invalid value: 5: job 'minAvailable' should not be greater than total replicas in tasks (4) [gang.volcano-min-available]",
             "examples/manifests/volcano.yaml:45:16: error: Job ml/llm-pretrain: spec.policies[1].events[0]: Invalid value: \"PodEvicted\": duplicate event PodEvicted  across different policy [gang.volcano-policies]",
-            "25 documents checked in 32 files: 16 accepted, 9 rejected, 9 warnings; 38 documents skipped (no rule set guards them)",
+            "examples/manifests/volcano.yaml:40:3: warning: Job ml/llm-pretrain: spec.queue: the job's gang asks at least 32 nvidia.com/gpu at once, and Volcano Queue \"research\" has a capability of 16: its enqueue action keeps the PodGroup Pending (\"queue resource quota insufficient\") however long it waits [topology.volcano-queue-capability]",
+            "28 documents checked in 34 files: 19 accepted, 9 rejected, 12 warnings; 41 documents skipped (no rule set guards them)",
         ]
     );
     assert!(!out.contains('\x1b'), "no colour when stdout is not a terminal");
@@ -294,7 +297,7 @@ fn json_output_has_the_report_fields() {
     }
     assert_eq!(
         report["summary"],
-        json!({"documents": 34, "checked": 21, "accepted": 12, "rejected": 9, "warnings": 6, "mutated": 0, "skipped": 13, "unserved": 0, "refused": 0})
+        json!({"documents": 39, "checked": 24, "accepted": 15, "rejected": 9, "warnings": 9, "mutated": 0, "skipped": 15, "unserved": 0, "refused": 0})
     );
     for doc in report["documents"].as_array().expect("documents") {
         for field in
@@ -340,7 +343,7 @@ fn sarif_output_meets_the_schema_requirements() {
     let rules = driver["rules"].as_array().expect("rules");
     assert!(rules.iter().all(|r| r["id"].is_string() && r["shortDescription"]["text"].is_string()));
     let results = runs[0]["results"].as_array().expect("results");
-    assert_eq!(results.len(), 18);
+    assert_eq!(results.len(), 21);
     for r in results {
         assert!(r["message"]["text"].is_string(), "{r}");
         let index = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
@@ -353,7 +356,7 @@ fn sarif_output_meets_the_schema_requirements() {
     }
     let restart = results.iter().find(|r| r["ruleId"] == "run-policy.restart-policy").expect("restart policy");
     assert_eq!(restart["locations"][0]["physicalLocation"]["region"], json!({"startLine": 24, "startColumn": 7}));
-    assert_eq!(results.iter().filter(|r| r["level"] == "warning").count(), 6);
+    assert_eq!(results.iter().filter(|r| r["level"] == "warning").count(), 9);
 }
 
 #[test]
@@ -366,15 +369,15 @@ fn junit_output_is_xml_with_a_failure_per_rejection() {
     assert_eq!(root.tag_name().name(), "testsuites");
     let suite = root.children().find(|n| n.has_tag_name("testsuite")).expect("testsuite");
     let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
-    // 21 documents x 4 rule sets, and the 13 cluster objects skipped (the 6 Nodes; dra.yaml's
-    // DeviceClasses, ResourceSlices and claim template).
-    assert_eq!(cases.len(), 97);
-    assert_eq!(suite.attribute("tests"), Some("97"));
+    // 24 documents x 4 rule sets, and the 15 cluster objects skipped (the 6 Nodes; dra.yaml's
+    // DeviceClasses, ResourceSlices and claim template; volcano-queues.yaml's 2 Queues).
+    assert_eq!(cases.len(), 111);
+    assert_eq!(suite.attribute("tests"), Some("111"));
     let failures: Vec<_> = cases.iter().filter_map(|c| c.children().find(|n| n.has_tag_name("failure"))).collect();
     // One per rule set that rejects a document (the Volcano job: gang only).
     assert_eq!(failures.len(), 11);
     assert_eq!(suite.attribute("failures"), Some("11"));
-    assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 13);
+    assert_eq!(cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("skipped"))).count(), 15);
     let restart = cases
         .iter()
         .find(|c| c.attribute("name") == Some("PyTorchJob ml/resnet [runPolicy]"))
@@ -412,7 +415,8 @@ fn capacity_is_checked_against_the_nodes_given() {
             "examples/manifests/capacity.yaml:16:9: warning: Job ml/pretrain: spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
             "examples/manifests/capacity.yaml:41:15: warning: Job ml/one-big-pod: spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: no node can ever run this pod: one pod asks 16 nvidia.com/gpu, and the largest of the 6 eligible nodes has 8 allocatable [topology.pod-fits]",
             "examples/manifests/capacity.yaml:76:7: warning: PyTorchJob ml/llama-70b: spec.runPolicy.schedulingPolicy.minAvailable: the gang of 8 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
-            "4 documents checked in 1 file: 4 accepted, 0 rejected, 3 warnings",
+            "examples/manifests/capacity.yaml:106:3: warning: Job ml/llm-pretrain: spec.minAvailable: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 6 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
+            "5 documents checked in 1 file: 5 accepted, 0 rejected, 4 warnings",
         ]
     );
     // A fixed cluster: capacityCheck deny rejects them.
@@ -431,7 +435,7 @@ fn capacity_is_checked_against_the_nodes_given() {
         lines(&o),
         [
             "examples/manifests/capacity.yaml:58:11: warning: Job ml/tokenize: spec.scheduling.schedulingConstraints.topology[0].key: cannot look up Nodes: no v1 Node objects were given to check against (add them as cluster objects); the check was skipped [topology.key-on-nodes]",
-            "4 documents checked in 1 file: 4 accepted, 0 rejected, 1 warning",
+            "5 documents checked in 1 file: 5 accepted, 0 rejected, 1 warning",
         ]
     );
 }

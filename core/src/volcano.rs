@@ -19,6 +19,31 @@ pub const SCHEDULING_GROUP: &str = "scheduling.volcano.sh";
 pub const SCHEDULING_VERSION: &str = "v1beta1";
 /// The queue Volcano's CRD and mutating webhook default to.
 pub const DEFAULT_QUEUE: &str = "default";
+/// The scheduler name Volcano's scheduler answers to.
+pub const SCHEDULER: &str = "volcano";
+
+/// The Queue list: every Queue, only its state and capability. One fixed query, shared by
+/// every rule that reads Queues (policy-server keeps one store per distinct query).
+pub fn queue_query() -> crate::cluster::Query<'static> {
+    crate::cluster::Query {
+        api_version: "scheduling.volcano.sh/v1beta1",
+        kind: "Queue",
+        namespace: None,
+        field_masks: &["status.state", "spec.capability"],
+    }
+}
+
+/// Whether `cluster` runs Volcano, as far as one Queue list shows: a cluster that serves
+/// Volcano's API always has its `default` and `root` Queues, so a list with no Queue (or a
+/// CLI run given none) is one without Volcano. `None`: the list failed.
+pub fn serves_queues(cluster: &dyn crate::cluster::Cluster) -> Option<bool> {
+    use crate::cluster::LookupError;
+    match cluster.list(&queue_query()) {
+        Ok(text) => read(&text).ok().map(|list| list["items"].as_array().is_some_and(|items| !items.is_empty())),
+        Err(LookupError::NotServed { .. } | LookupError::NotGiven { .. }) => Some(false),
+        Err(_) => None,
+    }
+}
 
 /// The object as JSON, read once: only a syntax error fails (the request was valid JSON).
 fn read(text: &str) -> Result<Value, String> {
@@ -81,6 +106,8 @@ pub struct Task {
     /// The task names of `dependsOn.name`, when `dependsOn` is set.
     pub depends_on: Option<Vec<String>>,
     pub partition_policy: Option<PartitionPolicy>,
+    /// `template.spec`, as written: read only by the capacity rules (`decode::from_json`).
+    pub pod: Option<Value>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -144,6 +171,7 @@ impl Task {
                 min_partitions: int(p, "minPartitions").unwrap_or_default(),
                 network_topology: NetworkTopology::read(p),
             }),
+            pod: t["template"].get("spec").filter(|s| s.is_object()).cloned(),
         }
     }
 }
@@ -307,6 +335,8 @@ pub struct VolcanoPodGroup {
     pub network_topology: Option<NetworkTopology>,
     /// Each `subGroupPolicy` entry's name and network topology.
     pub sub_groups: Vec<(String, Option<NetworkTopology>)>,
+    /// `minResources`, as written: read only by the capacity rules.
+    pub min_resources: Option<Value>,
 }
 
 impl VolcanoPodGroup {
@@ -321,6 +351,7 @@ impl VolcanoPodGroup {
                 .iter()
                 .map(|s| (string(s, "name"), NetworkTopology::read(s)))
                 .collect(),
+            min_resources: spec.get("minResources").filter(|r| r.is_object()).cloned(),
         })
     }
 }

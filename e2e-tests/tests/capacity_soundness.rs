@@ -6,7 +6,9 @@
 //!
 //! The objects cover Jobs (a gang in `spec.scheduling`, a topology domain, Kueue's required
 //! topology and partial admission), PyTorchJobs (`minAvailable` over a Master and Workers of
-//! different shapes) and TrainJobs (torch and MPI runtimes, `resourcesPerNode`), with init
+//! different shapes), Volcano Jobs (the job's `minAvailable` over tasks of different shapes,
+//! each task's own `minAvailable`, raw or as Volcano's webhook defaults them; or a Volcano
+//! PodGroup whose `minResources` is what they ask in all) and TrainJobs (torch and MPI runtimes, `resourcesPerNode`), with init
 //! containers, sidecars, pod overhead and pod-level resources written in every quantity form,
 //! node selectors, required node affinity, taints tolerated by the pod itself, by its
 //! RuntimeClass, by Kueue (the object carries a queue label) or by the cluster's own admission
@@ -22,6 +24,8 @@
 //! sometimes a cohort, sometimes `pods` covered, sometimes crossed flavors that each hold all of
 //! one resource and none of the rest, which only a check that ignores Kueue's one flavor per
 //! resource group would count), and, with `queueCheck: deny`, no queue finding may be made either.
+//! A Volcano Job or PodGroup gets Volcano's `default` Queue, Open, with a capability that holds
+//! what its placed pods ask in all: no Volcano queue finding may be made.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -536,16 +540,20 @@ fn scenario(choices: &[u32]) -> Scenario {
     let how = *d.pick(&[Toleration::Own, Toleration::Kueue, Toleration::RuntimeClass, Toleration::Setting]);
     let mut rc = Vec::new();
     let mut pod_sets = Vec::new();
-    let kind = d.below(3);
+    let kind = d.below(4);
     let mut object = match kind {
         0 => job(d, &mut nodes, how, &mut rc, &mut pod_sets),
         1 => pytorch_job(d, &mut nodes, how, &mut rc, &mut pod_sets),
+        2 => volcano_job(d, &mut nodes, how, &mut rc, &mut pod_sets),
         _ => {
             let (job, runtime) = train_job(d, &mut nodes, how, &mut rc, &mut pod_sets);
             rc.push(runtime);
             job
         }
     };
+    if kind == 2 && d.chance(30) {
+        object = volcano_pod_group(&nodes);
+    }
     if how == Toleration::Kueue {
         object["metadata"]["labels"] = json!({"kueue.x-k8s.io/queue-name": "team-a"});
     }
@@ -560,6 +568,9 @@ fn scenario(choices: &[u32]) -> Scenario {
     }
     let mut cluster: Vec<Value> = nodes.iter().enumerate().map(|(i, n)| node_object(i, n, d)).collect();
     cluster.extend(rc);
+    if kind == 2 {
+        cluster.push(volcano_queue(&nodes, d));
+    }
     if how == Toleration::Kueue {
         cluster.extend(queues(d, &pod_sets));
     }
@@ -686,7 +697,7 @@ fn dra_claims(
     }
 }
 
-/// A Job: `parallelism` pods,/// A Job: `parallelism` pods, a gang of `minCount` of them (in one rack when it names the rack
+/// A Job: `parallelism` pods, a gang of `minCount` of them (in one rack when it names the rack
 /// as its topology), or Kueue's required topology over the pods it starts (all of them, or as
 /// few as `job-min-parallelism`).
 fn job(
@@ -771,6 +782,100 @@ fn pytorch_job(
         "spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": placed}}, "pytorchReplicaSpecs": specs}})
 }
 
+/// A Volcano Job (vcjob): up to three tasks of their own shapes. Volcano's gang is the job's
+/// `minAvailable` pods, with each task's own `minAvailable` among them when the job's covers
+/// their sum: each task places at least its minimum (without one, Volcano's default, every
+/// replica), and the job's minimum is what was placed, fewer, or left to Volcano's default
+/// (the tasks' sum). A task of no pods may ask for anything. One task's pods may claim DRA
+/// devices.
+fn volcano_job(
+    d: &mut Draw,
+    nodes: &mut [Node],
+    how: Toleration,
+    rc: &mut Vec<Value>,
+    pod_sets: &mut Vec<PodSetDemand>,
+) -> Value {
+    let all: Vec<usize> = (0..nodes.len()).collect();
+    let mut tasks = Vec::new();
+    let (mut placed, mut claims) = (0, false);
+    for i in 0..=d.below(3) {
+        let replicas = u64::from(d.below(5));
+        let (mut spec, units) = pod_spec(d, None);
+        pod_sets.push((replicas, units.clone()));
+        let mut task = json!({"name": format!("task-{i}"), "replicas": replicas});
+        if replicas == 0 {
+            // Never placed: a template no node can take must not matter.
+            spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = json!("1000");
+        } else {
+            let on = targets(d, &all);
+            place(&mut spec, &on, nodes, how, d, rc);
+            let at_once = if d.chance(40) {
+                replicas
+            } else {
+                let at_once = u64::from(d.below(replicas as u32)) + 1;
+                task["minAvailable"] = json!(d.below(at_once as u32 + 1));
+                at_once
+            };
+            put(nodes, &on, at_once, &units);
+            if !claims && d.chance(40) {
+                claims = true;
+                dra_claims(d, &mut spec, &on, nodes, at_once, rc);
+            }
+            placed += at_once;
+        }
+        task["template"] = json!({"spec": spec});
+        tasks.push(task);
+    }
+    let mut spec = json!({"tasks": tasks});
+    match d.below(3) {
+        0 => {}
+        1 if placed > 0 => spec["minAvailable"] = json!(d.below(placed as u32) + 1),
+        _ => spec["minAvailable"] = json!(placed),
+    }
+    json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "train", "namespace": "ml"},
+        "spec": spec})
+}
+
+/// A Volcano PodGroup written by hand: its `minResources` are what the pods placed ask in all,
+/// within what the nodes offer together.
+fn volcano_pod_group(nodes: &[Node]) -> Value {
+    let mut total = Atoms::new();
+    for n in nodes {
+        add(&mut total, &n.used);
+    }
+    let min_resources: Map<String, Value> =
+        total.into_iter().map(|(r, units)| (r.name().to_string(), json!(r.allocatable(units)))).collect();
+    json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "train", "namespace": "ml"},
+        "spec": {"minMember": 1, "minResources": min_resources}})
+}
+
+/// Volcano's `default` Queue, Open, whose capability holds what the placed pods ask in all
+/// (each resource sometimes more, sometimes left out; cpu and memory sometimes `0`, no limit):
+/// the placed pods are a gang Volcano's controller may count, so its least `minResources` fits.
+fn volcano_queue(nodes: &[Node], d: &mut Draw) -> Value {
+    let mut total = Atoms::new();
+    for n in nodes {
+        add(&mut total, &n.used);
+    }
+    let mut capability = Map::new();
+    for (r, units) in total {
+        match d.below(4) {
+            0 => {}
+            1 if matches!(r, Res::Cpu | Res::Memory) => {
+                capability.insert(r.name().to_string(), json!("0"));
+            }
+            2 => {
+                capability.insert(r.name().to_string(), json!(r.allocatable(units + r.units(r.amount(d)))));
+            }
+            _ => {
+                capability.insert(r.name().to_string(), json!(r.allocatable(units)));
+            }
+        }
+    }
+    json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "default"},
+        "spec": {"weight": 1, "capability": capability}, "status": {"state": "Open"}})
+}
+
 /// A TrainJob on a coscheduling runtime (torch, or MPI with or without the launcher as a
 /// node): every pod of the run placed at once, `resourcesPerNode` where Trainer merges it.
 fn train_job(
@@ -842,7 +947,8 @@ fn queue_findings(s: &Scenario) -> Vec<String> {
     let request = admission_request("soundness", "CREATE", &s.object, None);
     let payload = serde_json::to_vec(&json!({"request": request, "settings": s.settings})).unwrap_or_default();
     let answer = evaluate::<Topology>(&payload, &MemoryCluster::new(s.cluster.clone()));
-    answer.message.iter().chain(&answer.warnings).filter(|m| m.contains("[topology.queue-")).cloned().collect()
+    let queue = |m: &&String| m.contains("[topology.queue-") || m.contains("[topology.volcano-queue");
+    answer.message.iter().chain(&answer.warnings).filter(queue).cloned().collect()
 }
 
 proptest! {
@@ -875,7 +981,7 @@ proptest! {
 fn the_oracle_builds_scenarios_the_rules_can_judge() {
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let strategy = proptest::collection::vec(any::<u32>(), 400);
-    let (mut judged, mut tight) = (0, 0);
+    let (mut judged, mut tight, mut volcano) = (0, 0, (0, 0));
     for _ in 0..400 {
         let choices = strategy.new_tree(&mut runner).expect("choices").current();
         let mut s = scenario(&choices);
@@ -889,10 +995,17 @@ fn the_oracle_builds_scenarios_the_rules_can_judge() {
                 }
             }
         }
+        let found = !capacity_findings(&s).is_empty();
         judged += 1;
-        tight += usize::from(!capacity_findings(&s).is_empty());
+        tight += usize::from(found);
+        if s.object["apiVersion"] == "batch.volcano.sh/v1alpha1" {
+            volcano.0 += 1;
+            volcano.1 += usize::from(found);
+        }
     }
     assert!(tight * 4 >= judged, "only {tight} of {judged} starved scenarios were found out: the oracle is too lax");
+    let (judged, tight) = volcano;
+    assert!(tight * 4 >= judged && judged >= 50, "only {tight} of {judged} starved Volcano Jobs were found out");
 }
 
 /// The DRA oracle is not vacuous either: the same scenarios with every GPU taken out of the
@@ -905,7 +1018,8 @@ fn the_dra_oracle_builds_scenarios_the_rules_can_judge() {
     for _ in 0..400 {
         let choices = strategy.new_tree(&mut runner).expect("choices").current();
         let mut s = scenario(&choices);
-        if !s.cluster.iter().any(|o| o["kind"] == "ResourceSlice") {
+        // A PodGroup's minResources claim no devices.
+        if !s.cluster.iter().any(|o| o["kind"] == "ResourceSlice") || s.object["kind"] == "PodGroup" {
             continue;
         }
         for slice in s.cluster.iter_mut().filter(|o| o["kind"] == "ResourceSlice") {
@@ -1020,4 +1134,33 @@ fn the_queue_oracle_builds_scenarios_the_rules_can_judge() {
     }
     assert!(judged >= 50, "only {judged} scenarios had a queue outside a cohort");
     assert!(tight * 3 >= judged, "only {tight} of {judged} starved queues were found out: the oracle is too lax");
+}
+
+/// The Volcano queue oracle is not vacuous: with every capability the `default` Queue names
+/// (above zero) halved, Volcano Jobs and PodGroups that asked for something are found out.
+#[test]
+fn the_volcano_queue_oracle_builds_scenarios_the_rules_can_judge() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = proptest::collection::vec(any::<u32>(), 400);
+    let (mut judged, mut found) = (0, 0);
+    for _ in 0..600 {
+        let choices = strategy.new_tree(&mut runner).expect("choices").current();
+        let mut s = scenario(&choices);
+        let Some(queue) = s.cluster.iter_mut().find(|o| o["kind"] == "Queue") else { continue };
+        let mut halved = false;
+        for (name, v) in queue["spec"]["capability"].as_object_mut().into_iter().flatten() {
+            let text = v.as_str().unwrap_or_default().trim_end_matches('m').to_string();
+            let n: u128 = text.parse().unwrap_or(0);
+            if n >= 2 && name != "cpu" && name != "memory" {
+                *v = json!((n / 2).to_string());
+                halved = true;
+            }
+        }
+        if !halved {
+            continue;
+        }
+        judged += 1;
+        found += usize::from(!queue_findings(&s).is_empty());
+    }
+    assert!(judged >= 30 && found * 3 >= judged, "only {found} of {judged} starved Volcano queues were found out");
 }

@@ -370,6 +370,51 @@ pub fn queue_scenarios() -> (Scenario, Scenario) {
     )
 }
 
+/// The Volcano Queues of the Volcano queue rows: `n` Open Queues (`queue-0`, ...), each with a
+/// capability of 256 CPUs, 2Ti of memory and 32 GPUs, and Volcano's `default`.
+pub fn volcano_queues(n: usize) -> Vec<Value> {
+    let queue = |name: String| {
+        json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
+               "spec": {"weight": 1, "reclaimable": true,
+                        "capability": {"cpu": "256", "memory": "2Ti", "nvidia.com/gpu": "32"}},
+               "status": {"state": "Open"}})
+    };
+    (0..n).map(|i| queue(format!("queue-{i}"))).chain([queue("default".to_string())]).collect()
+}
+
+/// The Volcano Queues of the Volcano queue rows.
+pub const VOLCANO_QUEUES: usize = 50;
+
+/// The Volcano queue check's cost (issue 38): a vcjob of 4 pods of 8 GPUs (and 8 CPUs, 64Gi)
+/// in Queue `queue-0`, whose capability holds them, among [`VOLCANO_QUEUES`] Queues, through
+/// the topology policy with its defaults and with `queueCheck: off` (no Queue list), against the
+/// same cluster (the everyday Nodes and the Queues). Both are accepted without a word.
+pub fn volcano_queue_scenarios() -> (Scenario, Scenario) {
+    let mut objects = everyday_nodes();
+    objects.extend(volcano_queues(VOLCANO_QUEUES));
+    let cluster = MemoryCluster::new(objects);
+    let worker = json!({"name": "worker", "image": "registry.example.com/train:1",
+        "resources": {"limits": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "8"}}});
+    let job = json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+        "metadata": {"name": "pretrain", "namespace": "ml", "labels": labels()},
+        "spec": {"schedulerName": "volcano", "queue": "queue-0", "minAvailable": 4,
+                 "tasks": [{"name": "worker", "replicas": 4,
+                            "template": {"spec": {"restartPolicy": "OnFailure", "containers": [worker]}}}]}});
+    let scenario = |name: String, settings: Value| Scenario {
+        name,
+        policy: "topology",
+        payload: validate_payload("CREATE", &job, None, &settings),
+        cluster: cluster.clone(),
+    };
+    (
+        scenario(format!("topology, vcjob in a Volcano Queue among {VOLCANO_QUEUES}"), json!({})),
+        scenario(
+            "topology, the same vcjob with queueCheck off (no Queue list)".to_string(),
+            json!({"queueCheck": "off"}),
+        ),
+    )
+}
+
 /// The everyday runtime with 1 MiB of environment on its node container.
 pub fn huge_runtime() -> Value {
     let mut runtime = everyday_runtime();

@@ -511,6 +511,35 @@ const QUEUE_RATIO: Target = Target { value: 1.5, margin: RATIO_NOISE, unit: "×"
 /// their medians held to [`QUEUE_RATIO`].
 fn queue_rows(policy: &Policy, runs: usize, verdicts: &mut Verdicts) -> Result<String, String> {
     let (labelled, unlabelled) = payloads::queue_scenarios();
+    let kueue = compare_rows(
+        policy,
+        runs,
+        verdicts,
+        (&labelled, &unlabelled, "vs unlabelled"),
+        "\nThe queue check (setting `queueCheck`, on by default): a Job labelled `kueue.x-k8s.io/queue-name` costs the \
+         lists of ClusterQueues, LocalQueues and (its ClusterQueue being in a cohort) Cohorts, and Kueue's maximum \
+         capacity over the cohort; against the same Job unlabelled, same cluster",
+    )?;
+    let (on, off) = payloads::volcano_queue_scenarios();
+    let volcano = compare_rows(
+        policy,
+        runs,
+        verdicts,
+        (&on, &off, "vs queueCheck off"),
+        "\nVolcano's Queues (the same setting): a vcjob costs one list of every Volcano Queue (state and capability) and \
+         the least minResources of its gang; against the same vcjob with `queueCheck: off`, same cluster",
+    )?;
+    Ok(kueue + &volcano)
+}
+
+/// Two requests run alternately, the ratio of their medians held to [`QUEUE_RATIO`].
+fn compare_rows(
+    policy: &Policy,
+    runs: usize,
+    verdicts: &mut Verdicts,
+    (labelled, unlabelled, versus): (&Scenario, &Scenario, &str),
+    intro: &str,
+) -> Result<String, String> {
     for s in [&labelled, &unlabelled] {
         let answer = call(policy, "validate", &s.payload, &s.cluster)?.2;
         if answer["accepted"] != Value::Bool(true) || answer["warnings"].as_array().is_some_and(|w| !w.is_empty()) {
@@ -525,12 +554,9 @@ fn queue_rows(policy: &Policy, runs: usize, verdicts: &mut Verdicts) -> Result<S
     }
     let (l, u) = (stats(l), stats(u));
     let ratio = l.median.as_secs_f64() / u.median.as_secs_f64();
-    let verdict = verdicts.judge(&format!("{} vs unlabelled", labelled.name), ratio, QUEUE_RATIO);
+    let verdict = verdicts.judge(&format!("{} {versus}", labelled.name), ratio, QUEUE_RATIO);
     Ok(format!(
-        "\nThe queue check (setting `queueCheck`, on by default): a Job labelled `kueue.x-k8s.io/queue-name` costs the \
-         lists of ClusterQueues, LocalQueues and (its ClusterQueue being in a cohort) Cohorts, and Kueue's maximum \
-         capacity over the cohort; against the same Job unlabelled, same cluster, run alternately ({runs} each). \
-         Target {}× of the unlabelled Job.\n\n\
+        "{intro}, run alternately ({runs} each). Target {}× of the second.\n\n\
          | request | lookups | median µs | p99 µs | ratio | target |\n|---|---|---|---|---|---|\n\
          | {} | {} | {} | {} | {ratio:.2}× | {verdict} |\n| {} | {} | {} | {} | – | (for comparison) |\n",
         QUEUE_RATIO.value,

@@ -73,8 +73,36 @@ const KUEUE_POD_SETS: &[&str] = &[
     "ClusterTrainingRuntime",
 ];
 /// What makes Pods whose requests are known: the capacity rules' kinds.
-const POD_MAKERS: &[&str] =
-    &["Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob"];
+const POD_MAKERS: &[&str] = &[
+    "Job",
+    "CronJob",
+    "TFJob",
+    "PyTorchJob",
+    "MPIJob",
+    "JAXJob",
+    "PaddleJob",
+    "XGBoostJob",
+    "TrainJob",
+    "Job (Volcano)",
+];
+/// The pod makers, and Volcano's PodGroup (its `minResources`).
+const GANG_HOLDERS: &[&str] = &[
+    "Job",
+    "CronJob",
+    "TFJob",
+    "PyTorchJob",
+    "MPIJob",
+    "JAXJob",
+    "PaddleJob",
+    "XGBoostJob",
+    "TrainJob",
+    "Job (Volcano)",
+    "PodGroup (Volcano)",
+];
+/// What names a Volcano Queue the topology set reads: Volcano's kinds, and Kubeflow v1 jobs
+/// whose templates name the volcano scheduler.
+const VOLCANO_QUEUED: &[&str] =
+    &["TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "Job (Volcano)", "PodGroup (Volcano)"];
 /// What a Kueue queue label is read on (a CronJob's job template's).
 const QUEUE_LABELLED: &[&str] =
     &["Job", "CronJob", "TFJob", "PyTorchJob", "MPIJob", "JAXJob", "PaddleJob", "XGBoostJob", "TrainJob"];
@@ -855,7 +883,7 @@ pub const DOCS: &[RuleDoc] = &[
     },
     RuleDoc {
         id: "topology.gang-fits",
-        kinds: POD_MAKERS,
+        kinds: GANG_HOLDERS,
         example: "spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them, even when empty [topology.gang-fits]",
         upstream: None,
     },
@@ -887,6 +915,18 @@ pub const DOCS: &[RuleDoc] = &[
         id: "topology.queue-quota",
         kinds: QUEUE_LABELLED,
         example: "spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: ClusterQueue \"gpu-cq\" (LocalQueue \"team-a\") can never admit pod set \"main\": its 3 pods ask 24 nvidia.com/gpu in total (8 each), more than the 16 of nvidia.com/gpu its largest flavor (\"a100\") can ever give, outside any cohort (Kueue: \"insufficient quota for nvidia.com/gpu in flavor a100, ... > maximum capacity (16)\"), so the job stays suspended [topology.queue-quota]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "topology.volcano-queue",
+        kinds: VOLCANO_QUEUED,
+        example: "spec.runPolicy.schedulingPolicy.queue: Volcano Queue \"nightly\" is \"Closed\", and Volcano admits jobs only to queues in state Open (\"can only submit job to queue with state `Open`\"), so it stays Pending [topology.volcano-queue]",
+        upstream: None,
+    },
+    RuleDoc {
+        id: "topology.volcano-queue-capability",
+        kinds: VOLCANO_QUEUED,
+        example: "spec.queue: the job's gang asks at least 24 nvidia.com/gpu at once, and Volcano Queue \"research\" has a capability of 16: its enqueue action keeps the PodGroup Pending (\"queue resource quota insufficient\") however long it waits [topology.volcano-queue-capability]",
         upstream: None,
     },
     RuleDoc {

@@ -62,6 +62,7 @@ const CASES: &[&str] = &[
     "gang/volcano-job-task-min-available-above-replicas", // vcjob rejected in Volcano's words
     "gang/volcano-job-update-queue-changed",              // vcjob UPDATE: only the counts may change
     "gang/volcano-podgroup-network-topology",             // Volcano's PodGroup rejected
+    "gang/pytorchjob-volcano-scheduler-where-volcano-runs-accepted", // schedulerName volcano: the Queue list answers
     // topology
     "topology/cronjob-key-on-nodes-accepted", // accepted after the Node list
     "topology/job-kueue-level-accepted",      // a Kueue level the Nodes carry
@@ -93,6 +94,18 @@ const CASES: &[&str] = &[
     "topology/job-queue-cohort-tree-borrowing-limit-warns", // a Cohort tree with a Cohort's borrowingLimit
     "topology/job-queue-group-no-flavor-fits-warns", // each resource fits some flavor, no flavor holds the group
     "topology/trainjob-queue-quota-exceeded-warns", // a TrainJob's pod set, through its runtime's lookup
+    "topology/volcano-job-capacity-gang-larger-than-cluster-warns", // Volcano's vcjob: its gang against the Nodes
+    "topology/volcano-job-capacity-gang-fits-accepted", // its feasible twin, no word
+    "topology/volcano-job-capacity-task-larger-than-every-node-denied", // a task's pod, capacityCheck deny
+    "topology/volcano-job-capacity-task-minimum-larger-than-cluster-warns", // a task's own minAvailable
+    "topology/volcano-podgroup-capacity-min-resources-larger-than-cluster-warns", // Volcano PodGroup minResources
+    "topology/volcano-podgroup-capacity-min-resources-fit-accepted", // its feasible twin, no word
+    "topology/volcano-job-queue-capability-exceeded-warns", // Volcano Queues: one list, capability below the gang
+    "topology/volcano-job-queue-capability-holds-accepted", // its feasible twin, no word
+    "topology/volcano-job-queue-missing-denied", // no such Queue, queueCheck deny
+    "topology/pytorchjob-volcano-queue-closed-warns", // a Volcano-scheduled PyTorchJob's Queue is Closed
+    "topology/pytorchjob-volcano-queue-open-accepted", // its twin in an Open Queue, no word
+    "topology/volcano-podgroup-queue-capability-exceeded-warns", // a Volcano PodGroup's minResources
     // claims
     "claims/podgroup-direct-claim-accepted", // the ResourceClaim exists
     "claims/job-claims-accepted",            // 1.37 Job, its claim template exists

@@ -8,7 +8,7 @@ pub(super) fn scheduling_policy_path() -> Path {
 }
 
 /// G-40, G-45, G-46 and the gang settings, for Kubeflow jobs.
-pub(super) fn check_job(settings: &Settings, job: &KubeflowJob, v: &mut Verdict) {
+pub(super) fn check_job(settings: &Settings, job: &KubeflowJob, cluster: &dyn Cluster, v: &mut Verdict) {
     let total = job.total_replicas();
     let sp_path = scheduling_policy_path();
     let Some(sp) = job.scheduling_policy() else {
@@ -80,11 +80,21 @@ pub(super) fn check_job(settings: &Settings, job: &KubeflowJob, v: &mut Verdict)
     }
 
     let map = Path::new("spec").child(job.kind.replica_specs_field());
+    // The training operator hands a gang to Volcano by the templates' `schedulerName:
+    // volcano`: that is the gang scheduler where Volcano runs (its Queue list answers). Asked
+    // once, only when a template names it.
+    let mut volcano_runs = None;
     for (replica_type, spec) in job.replicas() {
         let Some(name) = spec.template.spec.as_ref().and_then(|s| s.scheduler_name.as_ref()).filter(|n| !n.is_empty())
         else {
             continue;
         };
+        if name == crate::volcano::SCHEDULER
+            && !job.is_mpi_operator()
+            && *volcano_runs.get_or_insert_with(|| crate::volcano::serves_queues(cluster)) == Some(true)
+        {
+            continue;
+        }
         // The training operator keeps a template's scheduler; the MPI operator, run with gang
         // scheduling, overwrites it (and says so only in its log).
         let detail = if job.is_mpi_operator() {

@@ -411,7 +411,7 @@ impl RuleSet for Gang {
                 check_pod(&ctx, pod, old, &mut v);
             }
             (Resource::Kubeflow(job), old) => {
-                check_job(settings, job, &mut v);
+                check_job(settings, job, cluster, &mut v);
                 if let Some(Resource::Kubeflow(old)) = old {
                     check_job_update(job, old, &mut v);
                 }

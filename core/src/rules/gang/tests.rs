@@ -691,3 +691,23 @@ fn volcano_pod_groups_get_the_crd_bounds_and_the_network_topology_rule() {
         ]
     );
 }
+
+#[test]
+fn a_volcano_scheduler_name_is_the_gang_scheduler_where_volcano_runs() {
+    let template = json!({"spec": {"schedulerName": "volcano", "containers": [{"name": "pytorch", "image": "i"}]}});
+    let job = json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "p", "namespace": "ml"},
+        "spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": 3}},
+            "pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": template.clone()},
+            "Worker": {"replicas": 2, "template": template}}}});
+    let queue = json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "default"},
+        "status": {"state": "Open"}});
+    // Volcano's Queues listed: no word.
+    assert_eq!(run_with(job.clone(), None, &MemoryCluster::new(vec![queue])), (vec![], vec![]));
+    // No Queue (no Volcano), or a list that fails: the warning stays, once per template.
+    let (_, warnings) = run_with(job.clone(), None, &MemoryCluster::new(vec![]));
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("\"volcano\" is kept instead of the gang scheduler"), "{warnings:?}");
+    assert!(warnings[0].ends_with("[gang.scheduler-name]"), "{warnings:?}");
+    let (_, warnings) = run_with(job, None, &MemoryCluster::failing("connection refused"));
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+}

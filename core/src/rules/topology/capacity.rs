@@ -15,9 +15,12 @@
 use super::*;
 use crate::capacity::fit::{Finding, Gang, Shape};
 use crate::capacity::placement::Placement;
-use crate::capacity::request::{ContainerOverride, is_extended_resource, pod_asks};
+use crate::capacity::request::{Ask, ContainerOverride, is_checked_resource, is_extended_resource, pod_asks};
+use crate::nodes::Node;
 use crate::pod::PodSpec;
+use crate::quantity::{FINE, fine_units, show};
 use crate::trainer;
+use crate::volcano::{VolcanoJob, VolcanoPodGroup};
 
 /// Whether capacity findings are reported, and how.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -122,11 +125,13 @@ pub(super) struct Demand {
     kueue_managed: bool,
     /// More shapes than [`MAX_SHAPES`]: no claim.
     too_many: bool,
+    /// What the whole cluster must offer at once (a Volcano PodGroup's `minResources`).
+    pub(super) totals: Vec<Ask>,
 }
 
 impl Demand {
     pub(super) fn is_empty(&self) -> bool {
-        self.shapes.is_empty()
+        self.shapes.is_empty() && self.totals.is_empty()
     }
 
     /// Adds the shape of pods with `spec` (at `spec_path`), unless no claim can be made about
@@ -185,6 +190,7 @@ impl Demand {
         for shape in &mut self.shapes {
             shape.asks.retain(|a| !resources.contains(&a.resource));
         }
+        self.totals.retain(|a| !resources.contains(&a.resource));
     }
 }
 
@@ -298,6 +304,148 @@ fn kubeflow_demand(settings: &Settings, job: &KubeflowJob, d: &mut Demand) {
     if shapes.len() == sets.len() {
         kueue_pod_sets(&sets, &shapes, d);
     }
+}
+
+/// A Volcano Job (vcjob), as Volcano's mutating webhook completes it: each task's pods, and
+/// the gang as Volcano's scheduler forms it (`job_info.go`): ready with the job's
+/// `minAvailable` pods of any tasks and, only when that minimum covers the sum of the tasks'
+/// (`CheckTaskValid`), each task's own `minAvailable` pods of that task.
+fn volcano_demand(settings: &Settings, job: &VolcanoJob, d: &mut Demand) {
+    let job = job.with_defaults();
+    let tasks = Path::new("spec").child("tasks");
+    let mut members = Vec::new();
+    // (shape, pods, the task's minimum, the task's path)
+    let mut by_task = Vec::new();
+    // Pods no claim is made about may fill any number of the gang's places (as for Kubeflow).
+    let mut unclaimed = 0u64;
+    let mut with_pods = 0;
+    for (i, task) in job.spec.tasks.iter().enumerate() {
+        let count = u64::try_from(task.replicas).unwrap_or(0);
+        if count == 0 {
+            continue;
+        }
+        with_pods += 1;
+        let at = tasks.index(i);
+        let pod: Option<PodSpec> = task.pod.as_ref().and_then(|p| crate::decode::from_json(p).ok());
+        let spec_path = at.child("template").child("spec");
+        let name = format!("{} pod", task.name);
+        match pod.and_then(|pod| d.shape(settings, &pod, spec_path, name, None, false)) {
+            Some(shape) => {
+                members.push((shape, count));
+                by_task.push((shape, count, task.min_available.unwrap_or(task.replicas), at));
+            }
+            None => unclaimed += count,
+        }
+    }
+    let total: u64 = members.iter().map(|(_, c)| c).sum();
+    let size = u64::try_from(job.spec.min_available).unwrap_or(0);
+    let task_sum = job.spec.tasks.iter().map(|t| i64::from(t.min_available.unwrap_or(t.replicas).max(0))).sum::<i64>();
+    let tasks_count = i64::from(job.spec.min_available) >= task_sum;
+    // With one task of pods, the job's gang already asks for at least the task's minimum.
+    if tasks_count && with_pods > 1 {
+        for (shape, count, min, at) in by_task {
+            let Some(min) = u64::try_from(min).ok().filter(|m| (1..=count).contains(m)) else { continue };
+            d.gangs.push(Gang {
+                members: vec![(shape, count)],
+                size: min,
+                value: BadValue::from(i64::try_from(min).unwrap_or(i64::MAX)),
+                at: at.child("minAvailable"),
+                domain: None,
+                what: "the task's minimum",
+            });
+        }
+    }
+    if (1..=total).contains(&size) && unclaimed == 0 {
+        d.gangs.push(Gang {
+            members,
+            size,
+            value: BadValue::from(i64::from(job.spec.min_available)),
+            at: Path::new("spec").child("minAvailable"),
+            domain: None,
+            what: "the gang",
+        });
+    }
+}
+
+/// A Volcano PodGroup's `minResources`, which Volcano's enqueue action (the proportion
+/// plugin's queue bound, never above the cluster's total allocatable) requires at once. A
+/// PodGroup a controller made (from a vcjob, a Kubeflow job) is left alone: the job it came from
+/// was checked. Amounts are rounded down, and one that cannot be read asks nothing.
+fn volcano_pod_group_demand(review: &Review, group: &VolcanoPodGroup, d: &mut Demand) {
+    if review.metadata.controller.is_some() {
+        return;
+    }
+    let at = Path::new("spec").child("minResources");
+    let entries = group.min_resources.as_ref().and_then(serde_json::Value::as_object).into_iter().flatten();
+    for (resource, amount) in entries.filter(|(r, _)| is_checked_resource(r)) {
+        let amount = match amount {
+            serde_json::Value::String(s) => fine_units(resource, s),
+            serde_json::Value::Number(n) => fine_units(resource, &n.to_string()),
+            _ => None,
+        };
+        let units = u64::try_from(amount.unwrap_or(0) / FINE).unwrap_or(u64::MAX);
+        if units > 0 {
+            d.totals.push(Ask { resource: resource.clone(), units, at: at.key(resource) });
+        }
+    }
+}
+
+/// The cluster's total allocatable of each of the `totals`' resources, summed one Node at a
+/// time (`None`: some Node's is unknown, so the total is).
+pub(super) struct ClusterTotals<'d> {
+    asks: &'d [Ask],
+    slots: Vec<Option<usize>>,
+    offered: Vec<Option<u64>>,
+    nodes: usize,
+}
+
+impl<'d> ClusterTotals<'d> {
+    pub(super) fn new(asks: &'d [Ask], resources: &crate::nodes::Wanted) -> Self {
+        let slots = asks.iter().map(|a| resources.slot(&a.resource)).collect();
+        ClusterTotals { asks, slots, offered: vec![Some(0); asks.len()], nodes: 0 }
+    }
+
+    pub(super) fn add(&mut self, node: &Node) {
+        self.nodes += 1;
+        for (offered, slot) in self.offered.iter_mut().zip(&self.slots) {
+            let has = slot.and_then(|s| node.offers(s));
+            *offered = offered.zip(has).map(|(a, b)| a.saturating_add(b));
+        }
+    }
+
+    /// Whether every ask is within the total so far: Nodes read later only add.
+    pub(super) fn settled(&self) -> bool {
+        self.asks.iter().zip(&self.offered).all(|(a, o)| o.is_none_or(|o| a.units <= o))
+    }
+
+    pub(super) fn findings(&self) -> Vec<Finding> {
+        if self.nodes == 0 {
+            return Vec::new();
+        }
+        let short =
+            self.asks.iter().zip(&self.offered).filter_map(|(a, o)| Some((a, (*o)?)).filter(|(a, o)| a.units > *o));
+        short
+            .map(|(a, offered)| Finding {
+                gang: true,
+                at: a.at.clone(),
+                value: BadValue::from(show(&a.resource, a.units).as_str()),
+                message: format!(
+                    "the PodGroup asks {} {} at once, and the cluster's {} have {} allocatable in all, even when empty: Volcano's enqueue action never admits it",
+                    show(&a.resource, a.units),
+                    a.resource,
+                    plural(self.nodes, "node"),
+                    show(&a.resource, offered),
+                ),
+                resources: vec![a.resource.clone()],
+            })
+            .collect()
+    }
+}
+
+/// What a vcjob's capacity verdict rests on: its gang's and its tasks' sizes.
+fn volcano_counts(job: &VolcanoJob) -> (i32, Vec<(i32, Option<i32>)>) {
+    let job = job.with_defaults();
+    (job.spec.min_available, job.spec.tasks.iter().map(|t| (t.replicas, t.min_available)).collect())
 }
 
 /// Kueue pod sets with a required topology: all their pods in one domain of the level.
@@ -434,6 +582,24 @@ pub(super) fn demand(settings: &Settings, review: &Review, runtime: Option<&Runt
             kubeflow_demand(settings, job, &mut d);
         }
         (Resource::TrainJob(job), None) => trainjob_demand(settings, job, runtime?, &mut d),
+        (Resource::VolcanoJob(job), old) => {
+            // Volcano lets an update change only counts (and priorityClassName): unchanged
+            // counts were checked when written.
+            if let Some(Resource::VolcanoJob(old)) = old
+                && volcano_counts(old) == volcano_counts(job)
+            {
+                return None;
+            }
+            volcano_demand(settings, job, &mut d);
+        }
+        (Resource::VolcanoPodGroup(group), old) => {
+            if let Some(Resource::VolcanoPodGroup(old)) = old
+                && old.min_resources == group.min_resources
+            {
+                return None;
+            }
+            volcano_pod_group_demand(review, group, &mut d);
+        }
         _ => return None,
     }
     (!d.is_empty() && !d.too_many).then_some(d)

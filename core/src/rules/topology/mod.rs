@@ -28,6 +28,7 @@ mod groups;
 mod kueue;
 mod nodes;
 mod queue;
+mod volcano_queue;
 
 pub use capacity::{CapacityCheck, Toleration};
 use groups::{check_group_spec, is_allowed, same_constraints};
@@ -38,6 +39,7 @@ pub use queue::{
     KUEUE_API_VERSIONS, QUEUE_CLUSTER_QUEUE, QUEUE_LOCAL_QUEUE, QUEUE_QUOTA, QUEUE_RESOURCE, QueueCheck,
     cluster_queue_query, local_queue_query,
 };
+pub use volcano_queue::{VOLCANO_QUEUE, VOLCANO_QUEUE_CAPABILITY};
 
 /// `+k8s:maxItems=1` on `PodGroupSchedulingConstraints.topology` (k8s.io/api v0.36).
 const MAX_TOPOLOGY_ENTRIES: usize = 1;
@@ -144,6 +146,16 @@ pub const RULES: &[RuleInfo] = &[
         catalogue: "queue (setting queueCheck)",
         summary: "no pod set, nor the whole job, asks more than the ClusterQueue can ever give; some flavor of each resource group holds all of the group a pod set asks",
     },
+    RuleInfo {
+        id: VOLCANO_QUEUE,
+        catalogue: "queue (setting queueCheck)",
+        summary: "the Volcano Queue a vcjob, Volcano PodGroup or Volcano-scheduled Kubeflow job names exists and is Open",
+    },
+    RuleInfo {
+        id: VOLCANO_QUEUE_CAPABILITY,
+        catalogue: "queue (setting queueCheck)",
+        summary: "the Volcano Queue's capability holds the least minResources the job's PodGroup can have",
+    },
 ];
 
 /// Settings of the topology rule set.
@@ -200,7 +212,7 @@ pub struct Topology;
 
 impl RuleSet for Topology {
     const NAME: &'static str = "topology";
-    const KINDS: u32 = kinds::SCHEDULING | kinds::KUBEFLOW | kinds::BATCH | kinds::TRAINER;
+    const KINDS: u32 = kinds::SCHEDULING | kinds::KUBEFLOW | kinds::BATCH | kinds::TRAINER | kinds::VOLCANO;
     type Settings = Settings;
 
     fn validate_settings(s: &Settings) -> Result<(), String> {
@@ -317,6 +329,7 @@ impl RuleSet for Topology {
         let demand = capacity::demand(settings, review, trainjob_runtime.as_ref()).unwrap_or_default();
         check_nodes(settings, &lookups, demand, cluster, &mut v);
         queue::check_queue(settings, review, trainjob_runtime.as_ref(), cluster, &mut v);
+        volcano_queue::check_volcano_queue(settings, review, cluster, &mut v);
         v
     }
 }

@@ -7,7 +7,8 @@ use crate::capacity::devices::DeviceAnalysis;
 use crate::capacity::fit::{Analysis, Finding, wanted_names};
 use crate::nodes::{CAPACITY_MASKS, Flow, LABEL_MASKS, NodeWants, Wanted, node_query, read_nodes};
 use capacity::{
-    Demand, device_class_query, extended_resources, runtime_class_query, served_by_device_classes, with_runtime_classes,
+    ClusterTotals, Demand, device_class_query, extended_resources, runtime_class_query, served_by_device_classes,
+    with_runtime_classes,
 };
 use devices::{Devices, read_devices};
 
@@ -75,9 +76,10 @@ fn pass<'a>(
     let (capacity_labels, resources): (Vec<String>, Vec<String>) = {
         let (labels, resources) = wanted_names(&demand.shapes, &demand.gangs);
         let slice_labels = devices.iter().flat_map(|d| d.supply.label_keys());
+        let totals = demand.totals.iter().map(|a| a.resource.as_str());
         (
             labels.into_iter().chain(slice_labels).map(str::to_string).collect(),
-            resources.into_iter().map(str::to_string).collect(),
+            resources.into_iter().chain(totals).map(str::to_string).collect(),
         )
     };
     let labels = Wanted::new(lookups.iter().map(|l| l.key).chain(capacity_labels.iter().map(String::as_str)));
@@ -104,8 +106,9 @@ fn pass<'a>(
     if let Some(d) = devices.as_mut() {
         d.supply.resolve(&wants.labels);
     }
-    let mut analysis =
-        (!demand.is_empty()).then(|| Analysis::new(&demand.shapes, &demand.gangs, &wants.labels, &wants.resources));
+    let mut analysis = (!demand.shapes.is_empty())
+        .then(|| Analysis::new(&demand.shapes, &demand.gangs, &wants.labels, &wants.resources));
+    let mut totals = (!demand.totals.is_empty()).then(|| ClusterTotals::new(&demand.totals, &wants.resources));
     let mut device_analysis = devices.map(|d| DeviceAnalysis::new(&d.supply, &d.pods, d.first.clone()));
     let mut unsettled = keys.iter().flatten().count();
     let items = read_nodes(list, &wants, |node| {
@@ -119,17 +122,22 @@ fn pass<'a>(
         if let Some(a) = analysis.as_mut() {
             a.add(node);
         }
+        if let Some(t) = totals.as_mut() {
+            t.add(node);
+        }
         if let Some(d) = device_analysis.as_mut() {
             d.add(node, &demand.shapes);
         }
         // In this order: whether the analyses are settled is asked only once every key is.
         let settled = unsettled == 0
             && analysis.as_ref().is_none_or(Analysis::settled)
+            && totals.as_ref().is_none_or(ClusterTotals::settled)
             && device_analysis.as_ref().is_none_or(DeviceAnalysis::settled);
         if settled { Flow::Stop } else { Flow::Continue }
     })?;
     let mut findings = analysis.map(|a| a.findings()).unwrap_or_default();
     findings.extend(device_analysis.map(|d| d.findings(&demand.shapes)).unwrap_or_default());
+    findings.extend(totals.map(|t| t.findings()).unwrap_or_default());
     Ok(Pass { items, keys, lookup_slots, findings })
 }
 
@@ -147,10 +155,11 @@ pub(super) fn check_nodes(
     cluster: &dyn Cluster,
     v: &mut Verdict,
 ) {
-    let (rule, at) = match (lookups.first(), demand.shapes.first()) {
-        (Some(first), _) => (KEY_ON_NODES, first.path.clone()),
-        (None, Some(shape)) => (POD_FITS, shape.spec_path.clone()),
-        (None, None) => return,
+    let (rule, at) = match (lookups.first(), demand.shapes.first(), demand.totals.first()) {
+        (Some(first), _, _) => (KEY_ON_NODES, first.path.clone()),
+        (None, Some(shape), _) => (POD_FITS, shape.spec_path.clone()),
+        (None, None, Some(total)) => (GANG_FITS, total.at.clone()),
+        (None, None, None) => return,
     };
     let failed =
         |v: &mut Verdict, e: &LookupError| v.lookup_failed(rule, at.clone(), "Nodes", e, settings.fail_on_lookup_error);

@@ -262,7 +262,7 @@ struct ResourceGroup {
 /// one type for every level keeps one decoder in the module instead of seven.
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct QueueJson<'t> {
+pub(super) struct QueueJson<'t> {
     #[serde(borrow, default)]
     items: Option<Vec<QueueJson<'t>>>,
     #[serde(borrow, default)]
@@ -298,12 +298,27 @@ struct QueueJson<'t> {
     borrowing_limit: Option<&'t RawValue>,
     #[serde(borrow, default)]
     lending_limit: Option<&'t RawValue>,
+    /// A Volcano Queue's `status`, and its `state`.
+    #[serde(borrow, default)]
+    status: Option<Box<QueueJson<'t>>>,
+    #[serde(borrow, default)]
+    state: Option<Text<'t>>,
 }
 
 impl<'t> QueueJson<'t> {
     /// A listed object's name.
-    fn name(&self) -> Option<&str> {
+    pub(super) fn name(&self) -> Option<&str> {
         Some(&self.metadata.as_ref()?.name.as_ref()?.0)
+    }
+
+    /// A listed Volcano Queue's `status.state`.
+    pub(super) fn state(&self) -> Option<String> {
+        Some(self.status.as_ref()?.state.as_ref()?.0.to_string())
+    }
+
+    /// A listed object's spec as text.
+    pub(super) fn spec_text(&self) -> Option<&str> {
+        self.spec.map(RawValue::get)
     }
 
     fn namespace(&self) -> Option<&str> {
@@ -513,7 +528,14 @@ fn label_path(review: &Review) -> Path {
 }
 
 /// Reports a queue finding as `queueCheck` says.
-fn report(settings: &Settings, rule: &'static str, at: Path, value: BadValue, message: String, v: &mut Verdict) {
+pub(super) fn report(
+    settings: &Settings,
+    rule: &'static str,
+    at: Path,
+    value: BadValue,
+    message: String,
+    v: &mut Verdict,
+) {
     match settings.queue_check {
         CapacityCheck::Off => {}
         CapacityCheck::Warn => v.warn(rule, at, message),
@@ -523,7 +545,7 @@ fn report(settings: &Settings, rule: &'static str, at: Path, value: BadValue, me
 
 /// The list answer of `query` as text; `Ok(None)` when the cluster does not serve the kind (or
 /// no objects of it were given to the CLI or the playground).
-fn list_text(cluster: &dyn Cluster, query: &Query) -> Result<Option<String>, LookupError> {
+pub(super) fn list_text(cluster: &dyn Cluster, query: &Query) -> Result<Option<String>, LookupError> {
     match cluster.list(query) {
         Ok(text) => Ok(Some(text)),
         Err(LookupError::NotServed { .. } | LookupError::NotGiven { .. }) => Ok(None),
@@ -532,7 +554,7 @@ fn list_text(cluster: &dyn Cluster, query: &Query) -> Result<Option<String>, Loo
 }
 
 /// The items of a list answer.
-fn items(text: &str) -> Result<Vec<QueueJson<'_>>, LookupError> {
+pub(super) fn items(text: &str) -> Result<Vec<QueueJson<'_>>, LookupError> {
     let list: QueueJson =
         crate::decode::from_str(text).map_err(|e| LookupError::Failed(format!("cannot read the list: {e}")))?;
     Ok(list.items.unwrap_or_default())

@@ -686,3 +686,230 @@ fn dra_lookups_are_fixed_and_fail_open() {
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("cannot look up Nodes: boom"), "{warnings:?}");
 }
+
+/// Four nodes of 8 GPUs each.
+fn eight_gpu_nodes() -> MemoryCluster {
+    MemoryCluster::new(
+        (0..4)
+            .map(|i| {
+                json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("n{i}")},
+                    "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8", "pods": "110"}}})
+            })
+            .collect(),
+    )
+}
+
+/// A vcjob with `tasks` of (name, replicas, minAvailable, GPUs per pod).
+fn vcjob(min_available: Option<i32>, tasks: &[(&str, i32, Option<i32>, u32)]) -> Value {
+    let tasks: Vec<Value> = tasks
+        .iter()
+        .map(|(name, replicas, min, gpus)| {
+            let mut task = json!({"name": name, "replicas": replicas, "template": {"spec": {"containers": [
+                {"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": gpus.to_string()}}}]}}});
+            if let Some(min) = min {
+                task["minAvailable"] = json!(min);
+            }
+            task
+        })
+        .collect();
+    let mut spec = json!({"tasks": tasks});
+    if let Some(min) = min_available {
+        spec["minAvailable"] = json!(min);
+    }
+    json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "train", "namespace": "ml"},
+        "spec": spec})
+}
+
+#[test]
+fn vcjob_tasks_and_gangs_are_held_to_the_nodes() {
+    let (s, cluster) = (warn_settings(), eight_gpu_nodes());
+    // Four 8-GPU pods, all needed at once (the defaults): the four nodes hold them.
+    assert_eq!(run(&s, vcjob(None, &[("worker", 4, None, 8)]), &cluster), (vec![], vec![]));
+    // Five: no.
+    let (_, warnings) = run(&s, vcjob(None, &[("worker", 5, None, 8)]), &cluster);
+    assert_eq!(
+        warnings,
+        [
+            "spec.minAvailable: the gang of 5 pods can never run at once: each worker pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them, even when empty [topology.gang-fits]"
+        ]
+    );
+    // A job minimum of 4 of the 5: fits.
+    assert_eq!(run(&s, vcjob(Some(4), &[("worker", 5, Some(4), 8)]), &cluster), (vec![], vec![]));
+    // A pod no node holds.
+    let (_, warnings) = run(&s, vcjob(Some(1), &[("big", 1, None, 16)]), &cluster);
+    assert_eq!(
+        warnings,
+        [
+            "spec.tasks[0].template.spec.containers[0].resources.limits[nvidia.com/gpu]: no node can ever run this big pod: one big pod asks 16 nvidia.com/gpu, and the largest of the 4 eligible nodes has 8 allocatable [topology.pod-fits]"
+        ]
+    );
+    // A task's own minimum counts when the job's minimum covers the tasks' sum: five 8-GPU
+    // workers at once, whatever the cheap launchers do.
+    let tasks = [("launcher", 4, Some(0), 0), ("worker", 6, Some(5), 8)];
+    let (_, warnings) = run(&s, vcjob(Some(5), &tasks), &cluster);
+    assert_eq!(
+        warnings,
+        [
+            "spec.tasks[1].minAvailable: the task's minimum of 5 pods can never run at once: each worker pod asks 8 nvidia.com/gpu, and the cluster's 4 nodes hold at most 4 of them, even when empty [topology.gang-fits]"
+        ]
+    );
+    // Not when the job's minimum is below the sum: Volcano then takes any 5 pods.
+    let tasks = [("launcher", 4, Some(1), 0), ("worker", 6, Some(5), 8)];
+    assert_eq!(run(&s, vcjob(Some(5), &tasks), &cluster), (vec![], vec![]));
+    // Launchers that ask nothing may fill the gang: no claim about the job's gang.
+    let tasks = [("launcher", 4, Some(0), 0), ("worker", 6, Some(4), 8)];
+    assert_eq!(run(&s, vcjob(Some(8), &tasks), &cluster), (vec![], vec![]));
+    // Denied with capacityCheck: deny.
+    let (violations, _) = run(&settings(json!({"capacityCheck": "deny"})), vcjob(None, &[("w", 5, None, 8)]), &cluster);
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    // An update that changes no count is not checked again; one that scales up is.
+    let old = vcjob(Some(5), &[("worker", 5, None, 8)]);
+    let mut priority = old.clone();
+    priority["spec"]["priorityClassName"] = json!("high");
+    let v = Topology::check(&s, &review("UPDATE", priority, old.clone()), &cluster);
+    assert!(v.warnings.is_empty(), "{:?}", v.warning_messages());
+    let v = Topology::check(&s, &review("UPDATE", vcjob(Some(6), &[("worker", 6, None, 8)]), old), &cluster);
+    assert_eq!(v.warnings.len(), 1, "{:?}", v.warning_messages());
+}
+
+fn volcano_pod_group(min_resources: Value) -> Value {
+    json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "pg", "namespace": "ml"},
+        "spec": {"minMember": 4, "minResources": min_resources}})
+}
+
+#[test]
+fn a_volcano_pod_group_asks_no_more_than_the_whole_cluster() {
+    let (s, cluster) = (warn_settings(), eight_gpu_nodes());
+    // The cluster's whole allocatable, spread over nodes: Volcano's enqueue takes it.
+    let fits = volcano_pod_group(json!({"nvidia.com/gpu": "32", "cpu": "256", "memory": "2Ti", "pods": 1000}));
+    assert_eq!(run(&s, fits, &cluster), (vec![], vec![]));
+    let (_, warnings) = run(&s, volcano_pod_group(json!({"nvidia.com/gpu": 33, "cpu": "256001m"})), &cluster);
+    assert_eq!(
+        warnings,
+        [
+            "spec.minResources[cpu]: the PodGroup asks 256001m cpu at once, and the cluster's 4 nodes have 256 allocatable in all, even when empty: Volcano's enqueue action never admits it [topology.gang-fits]",
+            "spec.minResources[nvidia.com/gpu]: the PodGroup asks 33 nvidia.com/gpu at once, and the cluster's 4 nodes have 32 allocatable in all, even when empty: Volcano's enqueue action never admits it [topology.gang-fits]",
+        ]
+    );
+    // A node whose allocatable is unknown may hold anything.
+    let mut objects: Vec<Value> = (0..4)
+        .map(|i| {
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("n{i}")},
+            "status": {"allocatable": {"nvidia.com/gpu": "8"}}})
+        })
+        .collect();
+    objects.push(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "new"}}));
+    let unknown = MemoryCluster::new(objects);
+    assert_eq!(run(&s, volcano_pod_group(json!({"nvidia.com/gpu": 33})), &unknown), (vec![], vec![]));
+    // A PodGroup a controller made: its job was checked.
+    let mut made = volcano_pod_group(json!({"nvidia.com/gpu": 64}));
+    made["metadata"]["ownerReferences"] = json!([{"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "j",
+        "uid": "u", "controller": true}]);
+    assert_eq!(run(&s, made, &cluster), (vec![], vec![]));
+    // An update that leaves minResources alone is not checked again.
+    let big = volcano_pod_group(json!({"nvidia.com/gpu": 64}));
+    let v = Topology::check(&s, &review("UPDATE", big.clone(), big), &cluster);
+    assert!(v.warnings.is_empty(), "{:?}", v.warning_messages());
+}
+
+fn volcano_queue(name: &str, state: Option<&str>, capability: Value) -> Value {
+    let mut q = json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
+        "spec": {"weight": 1, "capability": capability}});
+    if let Some(state) = state {
+        q["status"] = json!({"state": state});
+    }
+    q
+}
+
+fn queue_cluster(queues: Vec<Value>) -> MemoryCluster {
+    MemoryCluster::new(queues)
+}
+
+#[test]
+fn volcano_queues_exist_are_open_and_can_hold_the_gang() {
+    let s = Settings { capacity_check: CapacityCheck::Off, ..Settings::default() };
+    let mut job = vcjob(Some(3), &[("worker", 3, None, 8)]);
+    job["spec"]["queue"] = json!("research");
+    let open = |cap: Value| queue_cluster(vec![volcano_queue("research", Some("Open"), cap)]);
+    // 24 GPUs within a capability of 24: no word; cpu and memory at 0 are no limit.
+    assert_eq!(
+        run(&s, job.clone(), &open(json!({"nvidia.com/gpu": 24, "cpu": "0", "memory": "-1"}))),
+        (vec![], vec![])
+    );
+    let (_, warnings) = run(&s, job.clone(), &open(json!({"nvidia.com/gpu": "16"})));
+    assert_eq!(
+        warnings,
+        [
+            "spec.queue: the job's gang asks at least 24 nvidia.com/gpu at once, and Volcano Queue \"research\" has a capability of 16: its enqueue action keeps the PodGroup Pending (\"queue resource quota insufficient\") however long it waits [topology.volcano-queue-capability]"
+        ]
+    );
+    // A Queue that is Closed, or has no state yet.
+    let (_, warnings) =
+        run(&s, job.clone(), &queue_cluster(vec![volcano_queue("research", Some("Closed"), json!({}))]));
+    assert_eq!(
+        warnings,
+        [
+            "spec.queue: Volcano Queue \"research\" is \"Closed\", and Volcano admits jobs only to queues in state Open (\"can only submit job to queue with state `Open`\"), so it stays Pending [topology.volcano-queue]"
+        ]
+    );
+    // No such Queue.
+    let (_, warnings) = run(&s, job.clone(), &queue_cluster(vec![volcano_queue("default", Some("Open"), json!({}))]));
+    assert_eq!(
+        warnings,
+        [
+            "spec.queue: Volcano Queue \"research\" does not exist: Volcano refuses the job (unable to find job queue: queue.scheduling.volcano.sh \"research\" not found), and its scheduler ignores a PodGroup whose queue does not exist, so it stays Pending [topology.volcano-queue]"
+        ]
+    );
+    // No Volcano API (nothing listed): no word; queueCheck off: no list.
+    assert_eq!(run(&s, job.clone(), &MemoryCluster::new(vec![])), (vec![], vec![]));
+    let off = Settings { queue_check: CapacityCheck::Off, ..s.clone() };
+    assert_eq!(run(&off, job.clone(), &MemoryCluster::failing("not called")), (vec![], vec![]));
+    // A failed lookup is a warning, never a finding.
+    let (_, warnings) = run(&s, job.clone(), &MemoryCluster::failing("connection refused"));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with("spec.queue: cannot look up Volcano Queues: "), "{warnings:?}");
+    // The least minResources: any 2 of the 3 pods when the job minimum is below the tasks'.
+    let mut two = vcjob(Some(2), &[("a", 2, Some(2), 8), ("b", 1, Some(1), 1)]);
+    two["spec"]["queue"] = json!("research");
+    assert_eq!(run(&s, two.clone(), &open(json!({"nvidia.com/gpu": 9}))), (vec![], vec![]));
+    // With a job minimum covering the tasks', each task's own minimum counts.
+    let mut three = vcjob(Some(3), &[("a", 2, Some(2), 8), ("b", 1, Some(1), 1)]);
+    three["spec"]["queue"] = json!("research");
+    assert_eq!(run(&s, three, &open(json!({"nvidia.com/gpu": 16}))).1.len(), 1);
+}
+
+#[test]
+fn volcano_pod_groups_and_kubeflow_jobs_name_their_queue() {
+    let s = Settings { capacity_check: CapacityCheck::Off, ..Settings::default() };
+    let queues = queue_cluster(vec![volcano_queue("default", Some("Open"), json!({"nvidia.com/gpu": 16}))]);
+    // A PodGroup's minResources, in the default queue.
+    let (_, warnings) = run(&s, volcano_pod_group(json!({"nvidia.com/gpu": 24})), &queues);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("at least 24 nvidia.com/gpu"), "{warnings:?}");
+    assert_eq!(run(&s, volcano_pod_group(json!({"nvidia.com/gpu": 16})), &queues), (vec![], vec![]));
+    // A PyTorchJob whose templates name Volcano's scheduler: its minAvailable pods' requests.
+    let template = |gpus: u32| {
+        json!({"spec": {"schedulerName": "volcano", "containers": [{"name": "pytorch", "image": "i",
+            "resources": {"limits": {"nvidia.com/gpu": gpus.to_string()}}}]}})
+    };
+    let pytorch = |queue: &str, min: i32| {
+        json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "p", "namespace": "ml"},
+            "spec": {"runPolicy": {"schedulingPolicy": {"queue": queue, "minAvailable": min}},
+                "pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": template(8)},
+                    "Worker": {"replicas": 3, "template": template(8)}}}})
+    };
+    assert_eq!(run(&s, pytorch("default", 2), &queues), (vec![], vec![]));
+    let (_, warnings) = run(&s, pytorch("default", 3), &queues);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("spec.runPolicy.schedulingPolicy.queue: the job's gang asks at least 24"),
+        "{warnings:?}"
+    );
+    let (_, warnings) = run(&s, pytorch("nightly", 1), &queues);
+    assert!(warnings[0].contains("Volcano Queue \"nightly\" does not exist"), "{warnings:?}");
+    // Not Volcano's: no lookup.
+    let mut other = pytorch("nightly", 1);
+    other["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["schedulerName"] = json!("default-scheduler");
+    other["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["schedulerName"] = json!("default-scheduler");
+    assert_eq!(run(&s, other, &MemoryCluster::failing("not called")), (vec![], vec![]));
+}
