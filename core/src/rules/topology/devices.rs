@@ -35,7 +35,8 @@ pub(super) fn read_devices(
         let mut claims = Vec::new();
         // Two entries naming one ResourceClaim share it: it is allocated once.
         let mut shared = std::collections::HashSet::new();
-        for (at, kind, name) in named {
+        for c in named {
+            let (at, kind, name) = (&c.at, &c.kind, &c.name);
             if *kind == "ResourceClaim" && !shared.insert(name.as_str()) {
                 continue;
             }
@@ -50,7 +51,7 @@ pub(super) fn read_devices(
                 }
             };
             // Read for another pod at another path: reported at this one's.
-            let Some(claim) = claim.map(|c| Claim { at: at.clone(), ..c }) else { continue };
+            let Some(claim) = claim.map(|claim| Claim { at: at.clone(), shared: c.shared, ..claim }) else { continue };
             let least = claim.least_devices();
             if least > MAX_DEVICES_PER_CLAIM {
                 findings.push(Finding {

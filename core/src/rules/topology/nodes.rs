@@ -104,9 +104,20 @@ fn pass<'a>(
     if let Some(d) = devices.as_mut() {
         d.supply.resolve(&wants.labels);
     }
+    let mut device_analysis = devices.map(|d| DeviceAnalysis::new(&d.supply, &d.pods, d.first.clone()));
+    // The gangs count what the pods' own claims ask of each Node's devices.
+    let gangs = !demand.gangs.is_empty() && device_analysis.is_some();
+    let pinned = device_analysis.as_ref().map(DeviceAnalysis::pinned).unwrap_or_default();
+    for (s, asked) in device_analysis.as_ref().map(DeviceAnalysis::asked).unwrap_or_default() {
+        demand.shapes[s].devices = asked;
+    }
     let mut analysis =
         (!demand.is_empty()).then(|| Analysis::new(&demand.shapes, &demand.gangs, &wants.labels, &wants.resources));
-    let mut device_analysis = devices.map(|d| DeviceAnalysis::new(&d.supply, &d.pods, d.first.clone()));
+    if let Some(a) = analysis.as_mut() {
+        for (s, claim) in pinned {
+            a.pin(s, claim);
+        }
+    }
     let mut unsettled = keys.iter().flatten().count();
     let items = read_nodes(list, &wants, |node| {
         for (slot, value) in node.carried() {
@@ -116,11 +127,9 @@ fn pass<'a>(
                 unsettled -= usize::from(key.settled());
             }
         }
+        let served = device_analysis.as_mut().map(|d| d.add(node, &demand.shapes, gangs)).unwrap_or_default();
         if let Some(a) = analysis.as_mut() {
-            a.add(node);
-        }
-        if let Some(d) = device_analysis.as_mut() {
-            d.add(node, &demand.shapes);
+            a.add_counting(node, &served);
         }
         // In this order: whether the analyses are settled is asked only once every key is.
         let settled = unsettled == 0
