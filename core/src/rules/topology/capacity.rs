@@ -208,9 +208,16 @@ pub(super) struct PodClaim {
     pub(super) at: Path,
     pub(super) kind: &'static str,
     pub(super) name: String,
-    /// Allocated once for all the pods that name it: a ResourceClaim, or an entry identical to
-    /// a group claim (with `DRAWorkloadResourceClaims`; counting it once only helps the pods).
-    pub(super) shared: bool,
+    /// Identical to a group claim: allocated once for the gang and reserved for its PodGroup
+    /// (with `DRAWorkloadResourceClaims`; counting it so only helps the pods).
+    pub(super) grouped: bool,
+}
+
+impl PodClaim {
+    /// Allocated once for all the pods that name it: a ResourceClaim, or a group claim.
+    pub(super) fn shared(&self) -> bool {
+        self.kind == "ResourceClaim" || self.grouped
+    }
 }
 
 /// The claims a pod names, each with where it is written and its source's kind and name.
@@ -225,7 +232,7 @@ fn pod_claims(spec: &PodSpec, spec_path: &Path, group: &[(String, &'static str, 
                 _ => return None,
             };
             let grouped = group.iter().any(|(n, k, s)| *n == c.name && *k == kind && *s == name);
-            Some(PodClaim { at: at.index(i), kind, shared: kind == "ResourceClaim" || grouped, name })
+            Some(PodClaim { at: at.index(i), kind, grouped, name })
         })
         .collect()
 }

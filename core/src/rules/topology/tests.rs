@@ -790,3 +790,52 @@ fn dra_gangs_count_each_pods_own_devices() {
     assert_eq!(run(&s, gang_job(job_with_claims(&["either"]), 4, false), &cluster), quiet);
     assert_eq!(run(&s, gang_job(job_with_claims(&["either"]), 5, false), &cluster).1.len(), 1);
 }
+
+#[test]
+fn more_gang_pods_on_one_claim_than_it_reserves_for() {
+    let s = warn_settings();
+    let mut job = gang_job(job_with_claims(&[]), 300, false);
+    job["spec"]["template"]["spec"]["resourceClaims"] = json!([{"name": "c", "resourceClaimName": "link"}]);
+    // No cluster read is needed: the limit holds whatever the claim asks.
+    let cluster = MemoryCluster::new(vec![node("n0", json!({}))]);
+    let (_, warnings) = run(&s, job.clone(), &cluster);
+    assert_eq!(
+        warnings,
+        [
+            r#"spec.template.spec.resourceClaims[0]: the gang of 300 pods can never run at once: at least 300 of them name ResourceClaim "link" through their own entry, and a claim is reserved for at most 256 pods at once (status.reservedFor); a PodGroup's claim is reserved for the PodGroup instead [topology.gang-fits]"#
+        ]
+    );
+    let (violations, _) = run(&settings(json!({"capacityCheck": "deny"})), job.clone(), &cluster);
+    assert!(
+        violations[0]
+            .starts_with(r#"spec.template.spec.resourceClaims[0]: Invalid value: "link": the gang of 300 pods"#),
+        "{violations:?}"
+    );
+    assert_eq!(run(&settings(json!({"capacityCheck": "off"})), job.clone(), &cluster), (vec![], vec![]));
+    // 256 at once: each is reserved.
+    let mut small = job.clone();
+    small["spec"]["scheduling"]["schedulingPolicy"]["gang"]["minCount"] = json!(256);
+    assert_eq!(run(&s, small, &cluster), (vec![], vec![]));
+    // The same claim as a group claim: reserved for the PodGroup.
+    let mut grouped = job.clone();
+    grouped["spec"]["scheduling"]["resourceClaims"] = json!([{"name": "c", "resourceClaimName": "link"}]);
+    assert_eq!(run(&s, grouped, &cluster), (vec![], vec![]));
+    // A template: one claim per pod.
+    let templated = gang_job(job_with_claims(&["link"]), 300, false);
+    assert_eq!(run(&s, templated, &cluster), (vec![], vec![]));
+    // A PyTorchJob: 1 Master and 299 Workers, the Workers naming the claim, all at once; with
+    // 44 pods that do not name it, 256 do.
+    let replica = |count: i32, claims: Value| {
+        json!({"replicas": count, "restartPolicy": "OnFailure", "template": {"spec": {
+        "resourceClaims": claims, "containers": [{"name": "pytorch", "image": "i", "resources": {"requests": {"cpu": "1"}}}]}}})
+    };
+    let link = json!([{"name": "c", "resourceClaimName": "link"}]);
+    let pytorch = |master: i32, workers: i32, min: i32| {
+        json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+        "metadata": {"name": "p", "namespace": "ml"}, "spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": min}},
+        "pytorchReplicaSpecs": {"Master": replica(master, json!([])), "Worker": replica(workers, link.clone())}}})
+    };
+    let (_, warnings) = run(&s, pytorch(1, 299, 300), &cluster);
+    assert!(warnings[0].contains("at least 299 of them name ResourceClaim \"link\""), "{warnings:?}");
+    assert_eq!(run(&s, pytorch(44, 299, 300), &cluster), (vec![], vec![]));
+}
