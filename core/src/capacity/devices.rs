@@ -32,8 +32,21 @@ use serde_json::Value;
 use super::cel::{Device, Selector};
 use super::fit::{Finding, Shape};
 use super::placement::Placement;
+use crate::cluster::Query;
 use crate::field::{BadValue, Path, plural};
 use crate::nodes::{Node, Wanted};
+
+/// The DeviceClass list: every class, only the extended resource it serves and its
+/// selectors. One query for every use (the topology rules' and the claims rule set's):
+/// policy-server keeps a store per distinct query.
+pub fn device_class_query() -> Query<'static> {
+    Query {
+        api_version: "resource.k8s.io/v1",
+        kind: "DeviceClass",
+        namespace: None,
+        field_masks: &["spec.extendedResourceName", "spec.selectors"],
+    }
+}
 
 /// Devices no Node limits.
 pub const UNBOUNDED: u64 = u64::MAX;

@@ -562,17 +562,6 @@ pub(super) fn with_runtime_classes(demand: &mut Demand, list: Option<&str>) {
     demand.runtime_classes.iter_mut().for_each(|c| *c = None);
 }
 
-/// The DeviceClass list: every class, only the extended resource it serves and its
-/// selectors (one query for both uses: policy-server keeps a store per distinct query).
-pub(super) fn device_class_query() -> Query<'static> {
-    Query {
-        api_version: "resource.k8s.io/v1",
-        kind: "DeviceClass",
-        namespace: None,
-        field_masks: &["spec.extendedResourceName", "spec.selectors"],
-    }
-}
-
 /// The ResourceSlice list: every slice, with what places and counts its devices.
 pub(super) fn resource_slice_query() -> Query<'static> {
     Query {

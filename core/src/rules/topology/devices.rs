@@ -3,9 +3,11 @@
 //! say what each Node offers them (`crate::capacity::devices`).
 
 use super::*;
-use crate::capacity::devices::{Asked, CLAIM_SOURCE_MASKS, Claim, MAX_DEVICES_PER_CLAIM, Supply, class_selectors};
+use crate::capacity::devices::{
+    Asked, CLAIM_SOURCE_MASKS, Claim, MAX_DEVICES_PER_CLAIM, Supply, class_selectors, device_class_query,
+};
 use crate::capacity::fit::Finding;
-use capacity::{Demand, device_class_query, resource_slice_query};
+use capacity::{Demand, resource_slice_query};
 
 /// The most distinct claims and templates read for one request: each is a GET.
 const MAX_CLAIM_READS: usize = 16;

@@ -3,12 +3,10 @@
 //! request, with a query fixed by the settings ([`node_field_masks`]), read in one pass.
 
 use super::*;
-use crate::capacity::devices::DeviceAnalysis;
+use crate::capacity::devices::{DeviceAnalysis, device_class_query};
 use crate::capacity::fit::{Analysis, Finding, wanted_names};
 use crate::nodes::{CAPACITY_MASKS, Flow, LABEL_MASKS, NodeWants, Wanted, node_query, read_nodes};
-use capacity::{
-    Demand, device_class_query, extended_resources, runtime_class_query, served_by_device_classes, with_runtime_classes,
-};
+use capacity::{Demand, extended_resources, runtime_class_query, served_by_device_classes, with_runtime_classes};
 use devices::{Devices, read_devices};
 
 /// The Node list's field masks: labels, and with the capacity rules on, taints and
