@@ -136,6 +136,12 @@ pub fn human(report: &Report, files: &[SourceFile], style: Style) -> String {
         let _ =
             writeln!(out, "{location} {}: {label}: {} {}", style.error("error"), doc.message, style.dim("[apiserver]"));
     }
+    for note in &report.notes {
+        let location = style.bold(&format!("{}:{}:{}:", note.file, note.line, note.column));
+        let label = label(&note.kind, &note.namespace, &note.name);
+        let gate = style.dim(&format!("[{}]", gangwarden_manifests::GROUP_CLAIMS_GATE));
+        let _ = writeln!(out, "{location} {}: {label}: {} {gate}", style.note("note"), note.message);
+    }
     let s = &report.summary;
     let mut parts = vec![format!("{} accepted", s.accepted), format!("{} rejected", s.rejected)];
     if s.unserved > 0 {

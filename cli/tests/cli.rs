@@ -479,6 +479,55 @@ fn rule_sets_and_settings_are_chosen() {
 }
 
 #[test]
+fn group_claims_get_a_note_on_their_feature_gate() {
+    let dir = temp();
+    let job = "apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  parallelism: 2
+  scheduling:
+    schedulingPolicy: {gang: {minCount: 2}}
+    resourceClaims:
+    - {name: gpus, resourceClaimTemplateName: eight-gpus}
+  template:
+    spec:
+      restartPolicy: Never
+      resourceClaims:
+      - {name: gpus, resourceClaimTemplateName: eight-gpus}
+      containers:
+      - {name: t, image: i, resources: {claims: [{name: gpus}]}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: eight-gpus, namespace: ml}
+spec: {spec: {devices: {requests: [{name: gpus, exactly: {deviceClassName: gpu.nvidia.com, count: 8}}]}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+";
+    let path = write(dir.path(), "job.yaml", job);
+    let o = gangwarden(&["check", &path]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "{path}:8:5: note: Job ml/train: spec.scheduling.resourceClaims: the apiserver drops these group claims where the DRAWorkloadResourceClaims feature gate is off (beta, off by default in Kubernetes 1.36 to 1.38): the pods then get their own claims from the templates, and a ResourceClaim they name is reserved for each of them (at most 256) [DRAWorkloadResourceClaims]\n1 document checked in 1 file: 1 accepted, 0 rejected, 0 warnings; 2 documents skipped (no rule set guards them)\n"
+        )
+    );
+    let json: Value = serde_json::from_slice(&gangwarden(&["check", &path, "--output", "json"]).stdout).expect("json");
+    assert_eq!(json["notes"][0]["path"], "spec.scheduling.resourceClaims");
+    // Without group claims, no note.
+    let plain = write(
+        dir.path(),
+        "plain.yaml",
+        &job.replace("    resourceClaims:\n    - {name: gpus, resourceClaimTemplateName: eight-gpus}\n", ""),
+    );
+    assert!(!stdout(&gangwarden(&["check", &plain])).contains("note:"));
+}
+
+#[test]
 fn api_version_reports_unserved_versions() {
     let tmp = temp();
     let file = write(

@@ -13,9 +13,11 @@
 //! node selectors, required node affinity, taints tolerated by the pod itself, by its
 //! RuntimeClass, by Kueue (the object carries a queue label) or by the cluster's own admission
 //! (the setting `capacityAddedTolerations`), and replica types of no pods whose templates may
-//! ask for anything. A Job's pods may also claim DRA devices through ResourceClaimTemplates:
+//! ask for anything. The pods of each kind may also claim DRA devices through
+//! ResourceClaimTemplates, and share a ResourceClaim (or a Job's group claim) allocated once:
 //! the oracle publishes ResourceSlices that give each node the devices of the pods it placed
-//! there (`dra_claims`), and no DRA finding may be made either.
+//! there, and the shared claim's devices on the one node its pods were placed on or on every
+//! node (`dra_claims`), and no DRA finding may be made either, for a pod or a gang.
 //!
 //! Queues, the same way: a Job, PyTorchJob or TrainJob with Kueue's queue label gets a LocalQueue and a
 //! ClusterQueue that can admit it (the oracle assigns each pod set a flavor in each resource
@@ -613,25 +615,37 @@ fn dra_device(name: String, kind: &str, d: &mut Draw) -> Value {
 /// selected by the node's rack, a pool on every node), with noise the rules must not count
 /// against the pods: MIG devices and another driver's, an older generation of a pool, shared
 /// devices, taints, `firstAvailable` alternatives that no node can serve, selectors only some
-/// devices match, and templates the cluster lacks.
+/// devices match, and templates the cluster lacks. Sometimes the pods also share one claim,
+/// allocated once: a ResourceClaim every pod names, or (`group`, a Job's) a template entry the
+/// Job's `spec.scheduling` names too, whose group claim the returned entry is. Its devices are
+/// local to the one node when the pods were all placed on one, else in a pool on every node.
+/// `prefix` keeps the names of each pod shape's objects apart.
 fn dra_claims(
     d: &mut Draw,
     spec: &mut Value,
-    on: &BTreeSet<usize>,
+    (on, together): (&BTreeSet<usize>, u64),
     nodes: &[Node],
-    together: u64,
     out: &mut Vec<Value>,
-) {
+    prefix: &str,
+    group: bool,
+) -> Option<Value> {
     let claims = 1 + d.below(2) as usize;
     let counts: Vec<u64> = (0..claims).map(|_| u64::from(d.below(3)) + 1).collect();
     let per_pod: u64 = counts.iter().sum();
+    // A claim the pods share: 0 none, 1 a ResourceClaim, 2 a group claim.
+    let sharing = match d.below(if group { 3 } else { 2 }) {
+        n if d.chance(60) => n,
+        _ => 0,
+    };
+    let shared_count = u64::from(d.below(3)) + 1;
     let class = "gpu.dra.example.com";
     out.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": class},
         "spec": {"selectors": [{"cel": {"expression":
             "device.driver == 'gpu.example.com' && device.attributes['gpu.example.com'].type == 'gpu'"}}]}}));
     let mut entries = Vec::new();
+    let mut group_claim = None;
     for (i, count) in counts.iter().enumerate() {
-        let template = format!("gpus-{i}");
+        let template = format!("{prefix}gpus-{i}");
         let mut exactly = json!({"deviceClassName": class, "count": count});
         if d.chance(30) {
             exactly["selectors"] =
@@ -649,6 +663,32 @@ fn dra_claims(
             "metadata": {"name": template, "namespace": "ml"}, "spec": {"spec": {"devices": {"requests": [request]}}}}));
         entries.push(json!({"name": format!("claim-{i}"), "resourceClaimTemplateName": template}));
     }
+    if sharing > 0 {
+        let request = json!([{"name": "link", "exactly": {"deviceClassName": class, "count": shared_count}}]);
+        let name = format!("{prefix}shared");
+        let (kind, spec, source) = if sharing == 1 {
+            ("ResourceClaim", json!({"devices": {"requests": request}}), "resourceClaimName")
+        } else {
+            ("ResourceClaimTemplate", json!({"spec": {"devices": {"requests": request}}}), "resourceClaimTemplateName")
+        };
+        out.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": kind,
+            "metadata": {"name": name, "namespace": "ml"}, "spec": spec}));
+        let entry = json!({"name": "shared", source: name});
+        if sharing == 2 {
+            group_claim = Some(entry.clone());
+        }
+        entries.push(entry);
+        if on.len() > 1 {
+            // Pods on several nodes: the shared claim's devices reach every node.
+            let devices: Vec<Value> =
+                (0..shared_count).map(|g| dra_device(format!("gpu-shared-{g}"), "gpu", d)).collect();
+            out.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {"name": format!("{prefix}shared-gpus")},
+                "spec": {"driver": DRA_DRIVER, "allNodes": true,
+                    "pool": {"name": format!("{prefix}shared-pool"), "generation": 0, "resourceSliceCount": 1},
+                    "devices": devices}}));
+        }
+    }
     if d.chance(15) {
         // A template the cluster lacks: the claims policy's business, never a capacity finding.
         entries.push(json!({"name": "missing", "resourceClaimTemplateName": "no-such-template"}));
@@ -658,8 +698,11 @@ fn dra_claims(
     let targets: Vec<usize> = on.iter().copied().collect();
     let placed = |k: usize| together / targets.len() as u64 + u64::from((k as u64) < together % targets.len() as u64);
     for (k, t) in targets.iter().enumerate() {
-        let need = placed(k) * per_pod;
-        let node = format!("node-{t}");
+        // One node: the shared claim's devices are local to it.
+        let local_shared = if sharing > 0 && targets.len() == 1 { shared_count } else { 0 };
+        let need = placed(k) * per_pod + local_shared;
+        let node = format!("{prefix}node-{t}");
+        let node_name = format!("node-{t}");
         let shared = d.chance(10);
         let mut devices: Vec<Value> =
             (0..if shared { 1 } else { need }).map(|g| dra_device(format!("gpu-{g}"), "gpu", d)).collect();
@@ -673,7 +716,7 @@ fn dra_claims(
             1 => json!({"nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
                 {"key": RACK, "operator": "In", "values": [nodes[*t].labels[RACK]]}]}]}}),
             2 => json!({"allNodes": true}),
-            _ => json!({"nodeName": node}),
+            _ => json!({"nodeName": node_name}),
         };
         let generation = u64::from(d.below(2)) + 1;
         let mut slice_spec = json!({"driver": DRA_DRIVER, "pool": {"name": format!("{node}-pool"), "generation": generation,
@@ -685,16 +728,17 @@ fn dra_claims(
             // The older generation, smaller: never counted.
             out.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
                 "metadata": {"name": format!("{node}-gpus-old")},
-                "spec": {"driver": DRA_DRIVER, "nodeName": node,
+                "spec": {"driver": DRA_DRIVER, "nodeName": node_name,
                     "pool": {"name": format!("{node}-pool"), "generation": 1, "resourceSliceCount": 1}, "devices": []}}));
         }
         if d.chance(20) {
             out.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
                 "metadata": {"name": format!("{node}-nics")},
-                "spec": {"driver": "nic.example.com", "nodeName": node, "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
+                "spec": {"driver": "nic.example.com", "nodeName": node_name, "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
                     "devices": [{"name": "nic-0", "attributes": {"type": {"string": "gpu"}}}]}}));
         }
     }
+    group_claim
 }
 
 /// A Job: `parallelism` pods, a gang of `minCount` of them (in one rack when it names the rack
@@ -721,19 +765,22 @@ fn job(
     let on = targets(d, &among);
     place(&mut spec, &on, nodes, how, d, rc);
     put(nodes, &on, together, &units);
-    if d.chance(40) {
-        dra_claims(d, &mut spec, &on, nodes, together, rc);
-    }
+    let scheduled = d.chance(70);
+    let group_claim =
+        if d.chance(40) { dra_claims(d, &mut spec, (&on, together), nodes, rc, "", scheduled) } else { None };
     let mut template = json!({"spec": spec});
     if kueue_tas {
         template["metadata"] = json!({"annotations": {"kueue.x-k8s.io/podset-required-topology": RACK}});
     }
     let mut job_spec = json!({"parallelism": parallelism, "completions": parallelism + u64::from(d.below(3)),
         "template": template});
-    if d.chance(70) {
+    if scheduled {
         let mut scheduling = json!({"schedulingPolicy": {"gang": {"minCount": gang}}});
         if topology {
             scheduling["schedulingConstraints"] = json!({"topology": [{"key": RACK}]});
+        }
+        if let Some(claim) = group_claim {
+            scheduling["resourceClaims"] = json!([claim]);
         }
         job_spec["scheduling"] = scheduling;
     }
@@ -771,6 +818,10 @@ fn pytorch_job(
             place(&mut spec, &on, nodes, how, d, rc);
             let at_once = u64::from(d.below(count as u32)) + 1;
             put(nodes, &on, at_once, &units);
+            if d.chance(40) {
+                let prefix = format!("{}-", replica_type.to_lowercase());
+                dra_claims(d, &mut spec, (&on, at_once), nodes, rc, &prefix, false);
+            }
             placed += at_once;
         }
         specs.insert(
@@ -906,6 +957,9 @@ fn train_job(
         let on = targets(d, &all);
         place(&mut spec, &on, nodes, how, d, rc);
         put(nodes, &on, count, &units);
+        if d.chance(40) {
+            dra_claims(d, &mut spec, (&on, count), nodes, rc, &format!("{name}-"), false);
+        }
         pod_sets.push((count, units.clone()));
         let mut template = json!({"spec": {"template": {"spec": spec}}});
         if trainer {
@@ -1032,6 +1086,38 @@ fn the_dra_oracle_builds_scenarios_the_rules_can_judge() {
     }
     assert!(judged >= 50, "only {judged} scenarios claim DRA devices");
     assert_eq!(found, judged, "scenarios whose pods claim GPUs no slice offers were not found out");
+}
+
+/// The gangs' DRA check is not vacuous: the same scenarios with one GPU taken out of each
+/// node's pool make gang findings that rest on the devices.
+#[test]
+fn the_dra_oracle_builds_gangs_the_rules_can_judge() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = proptest::collection::vec(any::<u32>(), 400);
+    let (mut judged, mut found) = (0, 0);
+    for _ in 0..800 {
+        let choices = strategy.new_tree(&mut runner).expect("choices").current();
+        let mut s = scenario(&choices);
+        if !s.cluster.iter().any(|o| o["kind"] == "ResourceSlice") {
+            continue;
+        }
+        for slice in s.cluster.iter_mut().filter(|o| o["kind"] == "ResourceSlice") {
+            if let Some(devices) = slice["spec"]["devices"].as_array_mut()
+                && let Some(gpu) =
+                    devices.iter().position(|d| d["name"] == "gpu-0" && d["allowMultipleAllocations"].is_null())
+            {
+                devices.remove(gpu);
+            }
+        }
+        judged += 1;
+        found += usize::from(
+            capacity_findings(&s)
+                .iter()
+                .any(|f| f.contains("[topology.gang-fits]") && f.contains("counting the devices")),
+        );
+    }
+    assert!(judged >= 100, "only {judged} scenarios claim DRA devices");
+    assert!(found * 4 >= judged, "only {found} of {judged} scenarios short of one GPU a node were found out as gangs");
 }
 
 /// The quota field `text` in its units (millicores when it ends in `m`), and the suffix.

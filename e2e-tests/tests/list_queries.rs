@@ -72,3 +72,47 @@ fn two_hundred_made_up_keys_make_one_list_query() {
         "every list of every policy is the one Node query, whatever the keys"
     );
 }
+
+/// The claims policy (and the bundle) checks the DeviceClasses that claim templates name from
+/// one list of every class, the topology rules' query: 200 made-up class names make one list
+/// query, and no class is ever read by name.
+#[test]
+fn two_hundred_made_up_device_classes_make_one_list_query() {
+    let mut lists: BTreeSet<String> = BTreeSet::new();
+    for (name, dir) in POLICIES.iter().filter(|(name, _)| matches!(*name, "claims" | "bundle")) {
+        let policy = Policy::load(name, &repo_root().join(dir)).unwrap_or_else(|e| panic!("{e}"));
+        for i in 0..KEYS {
+            let class = format!("made-up-{i}.example.com");
+            let template = json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "gpus", "namespace": "ml"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": class}}]}}}});
+            let object = json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+                "metadata": {"name": "g", "namespace": "ml"},
+                "spec": {"schedulingPolicy": {"gang": {"minCount": 2}},
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpus"}]}});
+            let payload = validate_payload(
+                &gangwarden_core::request::admission_request(&format!("uid-{i}"), "CREATE", &object, None),
+                &json!({}),
+            )
+            .expect("a payload");
+            let evaluation =
+                policy.call("validate", &payload, MemoryCluster::new(vec![template])).expect("the module runs");
+            let answer = evaluation.answer.expect("a verdict, not a guest error");
+            assert!(answer["warnings"].to_string().contains(&class), "{name}: {answer}");
+            for call in &evaluation.host_calls {
+                assert!(
+                    !call.request.to_string().contains(&class),
+                    "{name}: the class reached a lookup: {}",
+                    call.request
+                );
+                if call.operation.starts_with("list_") {
+                    lists.insert(format!("{} {}", call.operation, call.request));
+                }
+            }
+        }
+    }
+    let query = gangwarden_core::capacity::devices::device_class_query();
+    let class_list = json!({"api_version": query.api_version, "kind": query.kind, "label_selector": null,
+        "field_selector": null, "field_masks": query.field_masks});
+    assert_eq!(lists.into_iter().collect::<Vec<_>>(), [format!("list_resources_all {class_list}")]);
+}

@@ -417,6 +417,28 @@ pub struct Summary {
     pub refused: usize,
 }
 
+/// Something true of a checked document that no policy can see from inside the cluster: group
+/// DRA claims that the apiserver drops where the `DRAWorkloadResourceClaims` feature gate is off
+/// (beta and off by default in Kubernetes 1.36 to 1.38), before any webhook runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Note {
+    pub file: String,
+    pub document: usize,
+    pub item: Option<usize>,
+    pub line: usize,
+    pub column: usize,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub path: String,
+    pub message: String,
+}
+
+/// The feature gate without which the apiserver drops a PodGroup's, a Workload template's and a
+/// Job's `resourceClaims`.
+pub const GROUP_CLAIMS_GATE: &str = "DRAWorkloadResourceClaims";
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
@@ -427,6 +449,9 @@ pub struct Report {
     pub unserved: Vec<UnservedDocument>,
     /// With `kubernetesVersion`: what that release's apiserver refuses among the checked documents.
     pub refused: Vec<ApiserverRefusal>,
+    /// Group claims the apiserver drops where their feature gate is off ([`Note`]).
+    #[serde(default)]
+    pub notes: Vec<Note>,
     pub summary: Summary,
 }
 
@@ -605,6 +630,7 @@ fn run(input: &Input, mut clock: Option<&mut dyn FnMut() -> f64>) -> Result<Repo
         skipped: Vec::new(),
         unserved: Vec::new(),
         refused: Vec::new(),
+        notes: Vec::new(),
         summary: Summary { documents: documents.len(), ..Summary::default() },
     };
     for doc in &documents {
@@ -675,6 +701,28 @@ fn run(input: &Input, mut clock: Option<&mut dyn FnMut() -> f64>) -> Result<Repo
                 path,
                 message: error.to_string(),
             });
+        }
+        if let Ok(Some(review)) = &review {
+            for group in
+                review.object.group_specs().iter().filter(|g| g.resource_claims.as_ref().is_some_and(|c| !c.is_empty()))
+            {
+                let path = group.path.child("resourceClaims").to_string();
+                let located = doc.document.node.locate(&path);
+                report.notes.push(Note {
+                    file: file.clone(),
+                    document: doc.document.index,
+                    item: doc.document.item,
+                    line: located.line,
+                    column: located.column,
+                    kind: gvk.kind.clone(),
+                    namespace: request["namespace"].as_str().unwrap_or_default().to_string(),
+                    name: doc.name().to_string(),
+                    message: format!(
+                        "{path}: the apiserver drops these group claims where the {GROUP_CLAIMS_GATE} feature gate is off (beta, off by default in Kubernetes 1.36 to 1.38): the pods then get their own claims from the templates, and a ResourceClaim they name is reserved for each of them (at most 256)"
+                    ),
+                    path,
+                });
+            }
         }
         let mut results = Vec::new();
         for (rule_set, settings_json) in &settings_json {

@@ -32,8 +32,21 @@ use serde_json::Value;
 use super::cel::{Device, Selector};
 use super::fit::{Finding, Shape};
 use super::placement::Placement;
+use crate::cluster::Query;
 use crate::field::{BadValue, Path, plural};
 use crate::nodes::{Node, Wanted};
+
+/// The DeviceClass list: every class, only the extended resource it serves and its
+/// selectors. One query for every use (the topology rules' and the claims rule set's):
+/// policy-server keeps a store per distinct query.
+pub fn device_class_query() -> Query<'static> {
+    Query {
+        api_version: "resource.k8s.io/v1",
+        kind: "DeviceClass",
+        namespace: None,
+        field_masks: &["spec.extendedResourceName", "spec.selectors"],
+    }
+}
 
 /// Devices no Node limits.
 pub const UNBOUNDED: u64 = u64::MAX;
@@ -90,6 +103,8 @@ pub struct Claim {
     pub kind: String,
     pub name: String,
     pub requests: Vec<Request>,
+    /// Allocated once for every pod that names it (a ResourceClaim, a group claim), not per pod.
+    pub shared: bool,
 }
 
 impl Claim {
@@ -110,7 +125,7 @@ impl Claim {
             };
             requests.push(Request { alternatives });
         }
-        Some(Claim { at, kind: kind.to_string(), name: name.to_string(), requests })
+        Some(Claim { at, kind: kind.to_string(), name: name.to_string(), requests, shared: kind == "ResourceClaim" })
     }
 
     /// The fewest devices one allocation of the claim holds.
@@ -230,6 +245,9 @@ pub struct Supply {
     everywhere_pools: Vec<bool>,
     /// Alternatives no Node limits (an incomplete pool may serve them, `adminAccess`).
     unbounded: Vec<bool>,
+    /// Per alternative: the devices that may serve it from slices (or devices) not bound to
+    /// one Node by name.
+    non_local: Vec<u64>,
     pub slices: usize,
 }
 
@@ -334,6 +352,7 @@ impl Supply {
             everywhere: (vec![0; n], vec![0; asked.first.len()]),
             everywhere_pools: vec![false; pools.len()],
             unbounded,
+            non_local: vec![0; n],
             slices: 0,
         };
         for item in items {
@@ -374,6 +393,9 @@ impl Supply {
     /// what reaches it alone.
     fn push(&mut self, reach: Option<Reach>, entry: Entry) {
         let i = self.entries.len();
+        if !matches!(reach, Some(Reach::Name(_))) {
+            add(&mut self.non_local, &entry.counts);
+        }
         match &reach {
             Some(Reach::Name(node)) => self.by_node.entry(node.clone()).or_default().push(i),
             Some(Reach::Selector(_)) => self.elsewhere.push(i),
@@ -490,15 +512,25 @@ impl<'a> DeviceAnalysis<'a> {
         DeviceAnalysis { supply, pods, first, states, nodes: 0 }
     }
 
-    pub fn add(&mut self, node: &Node, shapes: &[Shape]) {
+    /// Takes one Node into account; with `gangs`, returns per shape the most of its pods the
+    /// Node's devices serve at once (`None`: no limit), for the gangs' analysis.
+    pub fn add(&mut self, node: &Node, shapes: &[Shape], gangs: bool) -> Vec<Option<u64>> {
         self.nodes += 1;
         let waiting: Vec<usize> = (0..self.pods.len())
             .filter(|p| !self.states[*p].fits && shapes[self.pods[*p].0].placement.admits(node).is_ok())
             .collect();
-        if waiting.is_empty() {
-            return;
+        let mut served = Vec::new();
+        if waiting.is_empty() && !gangs {
+            return served;
         }
         let (counts, plain) = self.supply.on_node(node, self.pods.len());
+        if gangs {
+            served = vec![None; shapes.len()];
+            for (p, (shape, claims)) in self.pods.iter().enumerate() {
+                let end = self.first.get(p + 1).copied().unwrap_or(counts.len());
+                served[*shape] = pods_served(claims, &counts[self.first[p]..end], plain[p]);
+            }
+        }
         for p in waiting {
             let state = &mut self.states[p];
             state.admitted += 1;
@@ -508,6 +540,45 @@ impl<'a> DeviceAnalysis<'a> {
             }
             state.fits = fits(&self.pods[p].1, offered, plain[p]);
         }
+        served
+    }
+
+    /// Per pod shape with claims: the first claim it shares with the rest of its gang whose
+    /// allocation is pinned to one Node, because some request of it may be served only by
+    /// devices of slices (or devices) bound to one Node by name.
+    pub fn pinned(&self) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        for (p, (shape, claims)) in self.pods.iter().enumerate() {
+            let mut i = self.first[p];
+            for claim in claims {
+                let mut local = false;
+                for request in &claim.requests {
+                    let n = request.alternatives.len();
+                    local |= (i..i + n).all(|a| !self.supply.unbounded[a] && self.supply.non_local[a] == 0);
+                    i += n;
+                }
+                if claim.shared && local && !out.iter().any(|(s, _)| s == shape) {
+                    out.push((*shape, format!("{} {:?}", claim.kind, claim.name)));
+                }
+            }
+        }
+        out
+    }
+
+    /// Per pod shape with claims: what its own (not shared) claims ask, for messages.
+    pub fn asked(&self) -> Vec<(usize, Vec<String>)> {
+        self.pods
+            .iter()
+            .map(|(shape, claims)| {
+                let asked = claims
+                    .iter()
+                    .filter(|c| !c.shared)
+                    .flat_map(|c| &c.requests)
+                    .map(|r| r.alternatives.iter().map(describe).collect::<Vec<_>>().join(" or "))
+                    .collect();
+                (*shape, asked)
+            })
+            .collect()
     }
 
     /// Every pod fits some Node: the rest of the list changes nothing.
@@ -580,6 +651,47 @@ impl<'a> DeviceAnalysis<'a> {
         }
         out
     }
+}
+
+/// How many pods with `claims` a Node offering `offered` (per alternative of their requests, in
+/// order) and `plain` devices for their plain requests serves at once, counting only the
+/// claims each pod gets its own of; `None` when none is its own. Sound for many pods: a
+/// `firstAvailable` request is served by the devices of each alternative in turn (summed),
+/// `All` takes every matching device, so one pod per Node, unless no Node limits them.
+fn pods_served(claims: &[Claim], offered: &[u64], plain: u64) -> Option<u64> {
+    let (mut i, mut most, mut plain_need, mut own) = (0, UNBOUNDED, 0u64, false);
+    for claim in claims {
+        for request in &claim.requests {
+            let n = request.alternatives.len();
+            let offered = &offered[i..i + n];
+            i += n;
+            if claim.shared {
+                continue;
+            }
+            own = true;
+            let served = request
+                .alternatives
+                .iter()
+                .zip(offered)
+                .map(|(a, o)| match a.mode {
+                    _ if *o == UNBOUNDED => UNBOUNDED,
+                    Mode::Count(c) => o / c,
+                    Mode::All => (*o).min(1),
+                })
+                .fold(0, u64::saturating_add);
+            most = most.min(served);
+            if let [a] = request.alternatives.as_slice()
+                && !a.admin
+                && let Mode::Count(c) = a.mode
+            {
+                plain_need = if offered[0] == UNBOUNDED { UNBOUNDED } else { plain_need.saturating_add(c) };
+            }
+        }
+    }
+    if plain_need > 0 && plain_need != UNBOUNDED && plain != UNBOUNDED {
+        most = most.min(plain / plain_need);
+    }
+    own.then_some(most)
 }
 
 /// Whether a Node offering `offered` (per alternative of the pod's requests, in order) and

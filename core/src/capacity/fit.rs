@@ -47,6 +47,12 @@ pub struct Shape {
     /// Where tolerations were counted from besides the pod's own (`RuntimeClass "nvidia"`,
     /// `capacityAddedTolerations`), for the taint finding's message.
     pub tolerations_from: Vec<String>,
+    /// The claims its pods name (`ResourceClaimTemplate/<name>`): shapes alike in all else
+    /// but their claims are not one member.
+    pub claims: Vec<String>,
+    /// What its pods' own claims ask of DRA devices, for messages (`8 devices of DeviceClass
+    /// "gpu.nvidia.com"`), when the ResourceSlices were counted.
+    pub devices: Vec<String>,
 }
 
 /// Pods that must all run at once: a gang, or a Kueue pod set kept in one topology domain.
@@ -95,6 +101,8 @@ struct ShapeState {
     /// Whether the last Node read admits its pods, and how many of them it holds.
     admitted_now: bool,
     on_node: u64,
+    /// Whether some admitted Node holds one pod, its DRA devices counted.
+    fits_with_devices: bool,
 }
 
 #[derive(Debug)]
@@ -146,6 +154,8 @@ struct GangState {
     domain_slot: Option<usize>,
     domains: Domains,
     satisfied: bool,
+    /// Per member: the shared claim that puts all its pods on one Node, if any.
+    pinned: Vec<Option<String>>,
 }
 
 /// Capacity findings for a set of shapes and gangs, built one Node at a time.
@@ -238,6 +248,7 @@ impl<'s> Analysis<'s> {
                     asking,
                     names,
                     domain_slot: g.domain.as_deref().and_then(|k| labels.slot(k)),
+                    pinned: vec![None; g.members.len()],
                     ..GangState::default()
                 }
             })
@@ -261,17 +272,37 @@ impl<'s> Analysis<'s> {
         holds
     }
 
+    /// Holds every pod of shape `s` on one Node: they share `claim`, a claim whose every
+    /// device that may serve it is local to one Node (its allocation pins it there).
+    pub fn pin(&mut self, s: usize, claim: String) {
+        for (gang, state) in self.gangs.iter().zip(&mut self.gang_states) {
+            for ((m, _), pinned) in gang.members.iter().zip(&mut state.pinned) {
+                if *m == s {
+                    *pinned = Some(claim.clone());
+                }
+            }
+        }
+    }
+
     /// Takes one Node into account.
     pub fn add(&mut self, node: &Node) {
+        self.add_counting(node, &[]);
+    }
+
+    /// Takes one Node into account, with `devices[s]` the most pods of shape `s` its DRA
+    /// devices serve (`None`: no limit).
+    pub fn add_counting(&mut self, node: &Node, devices: &[Option<u64>]) {
         self.nodes += 1;
         for s in 0..self.shapes.len() {
             let admitted = self.shapes[s].placement.admits(node);
-            let holds = if admitted.is_ok() { self.holds(s, node) } else { 0 };
+            let alone = if admitted.is_ok() { self.holds(s, node) } else { 0 };
+            let holds = alone.min(devices.get(s).copied().flatten().unwrap_or(UNBOUNDED));
             let pods = self.pods_slot.and_then(|slot| node.listed(slot));
             let state = &mut self.shape_states[s];
             state.nodes += 1;
             state.admitted_now = admitted.is_ok();
             state.on_node = holds;
+            state.fits_with_devices |= holds >= 1;
             match admitted {
                 Err(Excluded::NodeSelector) => state.by_selector += 1,
                 Err(Excluded::Affinity) => state.by_affinity += 1,
@@ -283,7 +314,7 @@ impl<'s> Analysis<'s> {
                 }
                 Ok(()) => {
                     state.admitted += 1;
-                    state.fits_one |= holds >= 1;
+                    state.fits_one |= alone >= 1;
                     for (largest, slot) in state.largest.iter_mut().zip(&state.slots) {
                         if let Some(offered) = slot.and_then(|slot| node.offers(slot)) {
                             *largest = Some(largest.map_or(offered, |l: u64| l.max(offered)));
@@ -323,8 +354,10 @@ impl<'s> Analysis<'s> {
                 None => state.domains.entry(domain.to_string()).or_insert_with(fresh),
             };
             d.nodes += 1;
-            for ((s, _), holds) in gang.members.iter().zip(d.holds.iter_mut()) {
-                *holds = saturating_sum(*holds, self.shape_states[*s].on_node);
+            for (((s, _), holds), pinned) in gang.members.iter().zip(d.holds.iter_mut()).zip(&state.pinned) {
+                let on_node = self.shape_states[*s].on_node;
+                // Pods on one Node: the most one Node holds.
+                *holds = if pinned.is_some() { (*holds).max(on_node) } else { saturating_sum(*holds, on_node) };
             }
             d.together = saturating_sum(d.together, together);
             if admitted {
@@ -358,7 +391,7 @@ impl<'s> Analysis<'s> {
         let mut out: Vec<Finding> = (0..self.shapes.len()).filter_map(|s| self.pod_finding(s)).collect();
         for (g, gang) in self.gangs.iter().enumerate() {
             let state = &self.gang_states[g];
-            let every_shape_fails = gang.members.iter().all(|(s, _)| !self.shape_states[*s].fits_one);
+            let every_shape_fails = gang.members.iter().all(|(s, _)| !self.shape_states[*s].fits_with_devices);
             if state.satisfied || every_shape_fails || state.domains.is_empty() && gang.domain.is_some() {
                 continue;
             }
@@ -447,7 +480,7 @@ impl<'s> Analysis<'s> {
                     BadValue::omitted(),
                     format!(
                         "{one_pod} asks {} at once, and no eligible node has all of it: each of {of_the} falls short of one of them",
-                        describe(&shape.asks)
+                        describe(&shape.asks, &[])
                     ),
                     asked,
                 )
@@ -484,17 +517,31 @@ impl<'s> Analysis<'s> {
             .members
             .iter()
             .zip(&state.names)
-            .map(|((s, _), name)| format!("each {name} asks {}", describe(&self.shapes[*s].asks)))
+            .map(|((s, _), name)| {
+                format!("each {name} asks {}", describe(&self.shapes[*s].asks, &self.shapes[*s].devices))
+            })
             .collect();
         let in_domain = gang.domain.as_ref().map(|k| format!(" in one {k:?} domain")).unwrap_or_default();
         let size = gang.size;
+        let devices = gang.members.iter().any(|(s, _)| !self.shapes[*s].devices.is_empty());
+        let counted = if devices || state.pinned.iter().any(Option::is_some) {
+            ", counting the devices of the ResourceSlices that reach each node"
+        } else {
+            ""
+        };
         let message = if held < size {
             let where_ = match &gang.domain {
                 None => format!("the cluster's {} hold", plural(nodes, "node")),
                 Some(_) => format!("the largest domain, {best_name:?} ({}), holds", plural(nodes, "node")),
             };
+            let one_node = match state.pinned.iter().flatten().next() {
+                Some(claim) => format!(
+                    "; they share {claim}, whose every matching device is local to one node, so they must all run on one node"
+                ),
+                None => String::new(),
+            };
             format!(
-                "{} of {size} pods can never run at once{in_domain}: {}, and {where_} at most {held} of them, even when empty",
+                "{} of {size} pods can never run at once{in_domain}: {}{one_node}, and {where_} at most {held} of them, even when empty{counted}",
                 gang.what,
                 pods_ask.join("; "),
             )
@@ -533,6 +580,7 @@ impl<'s> Analysis<'s> {
 fn merge_alike(shapes: &[Shape], gang: &Gang) -> (Gang, Vec<String>) {
     let alike = |a: &Shape, b: &Shape| {
         a.placement == b.placement
+            && a.claims == b.claims
             && a.asks.len() == b.asks.len()
             && a.asks.iter().zip(&b.asks).all(|(x, y)| x.resource == y.resource && x.units == y.units)
     };
@@ -592,7 +640,7 @@ fn fits(gang: &Gang, need: &[u64], d: &DomainState) -> bool {
 
 /// `8 nvidia.com/gpu, 32 cpu and 256Gi memory`: a pod's asks, largest first by how users
 /// think of them (accelerators and other extended resources, then CPU, memory, the rest).
-fn describe(asks: &[Ask]) -> String {
+fn describe(asks: &[Ask], devices: &[String]) -> String {
     let rank = |a: &&Ask| match a.resource.as_str() {
         "cpu" => 1,
         "memory" => 2,
@@ -601,7 +649,9 @@ fn describe(asks: &[Ask]) -> String {
     };
     let mut sorted: Vec<&Ask> = asks.iter().collect();
     crate::order::sort_by(&mut sorted, |a, b| (rank(a), a.resource.as_str()).cmp(&(rank(b), b.resource.as_str())));
-    let parts: Vec<String> = sorted.iter().map(|a| format!("{} {}", show(&a.resource, a.units), a.resource)).collect();
+    let mut parts: Vec<String> =
+        sorted.iter().map(|a| format!("{} {}", show(&a.resource, a.units), a.resource)).collect();
+    parts.extend(devices.iter().cloned());
     match parts.split_last() {
         None => "nothing".to_string(),
         Some((last, [])) => last.clone(),
@@ -626,7 +676,15 @@ mod tests {
         let placement =
             Placement::read(spec.node_selector.as_ref(), spec.affinity.as_ref(), spec.tolerations.as_ref(), &extended)
                 .unwrap();
-        Shape { asks, placement, spec_path, name: name.to_string(), tolerations_from: Vec::new() }
+        Shape {
+            asks,
+            placement,
+            spec_path,
+            name: name.to_string(),
+            tolerations_from: Vec::new(),
+            claims: Vec::new(),
+            devices: Vec::new(),
+        }
     }
 
     fn pod(resources: Value) -> Value {

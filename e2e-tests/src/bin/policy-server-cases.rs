@@ -83,6 +83,12 @@ const CASES: &[&str] = &[
     "topology/job-dra-product-no-device-has-denied", // DRA: a selector no device matches, capacityCheck deny
     "topology/job-dra-pool-selected-by-node-selector-accepted", // DRA: a pool reaching rack r1 by nodeSelector
     "topology/job-dra-pool-on-another-rack-warns", // DRA: the same pool, the pod kept on rack r0
+    "topology/job-dra-gang-of-five-eight-gpu-pods-warns", // DRA gang: one 8-GPU pod per node, 5 of them
+    "topology/job-dra-gang-of-four-eight-gpu-pods-accepted", // its feasible twin, no word
+    "topology/job-dra-gang-shares-node-local-claim-warns", // a shared claim of node-local GPUs: one node
+    "topology/job-dra-gang-shares-all-nodes-pool-accepted", // its twin: the claim's device reaches every node
+    "topology/job-dra-gang-of-300-on-one-claim-warns", // 300 pods on one claim's 256 reservedFor places
+    "topology/job-dra-gang-of-300-on-a-group-claim-accepted", // its twin: the Job's group claim
     "topology/mpijob-v2beta1-kueue-level-on-no-node", // v2beta1 MPIJob, a Kueue level on no Node
     "topology/job-queue-accepted",            // Kueue: ClusterQueues, then LocalQueues (all namespaces), fits: no word
     "topology/job-queue-local-queue-missing-warns", // the LocalQueue is not in the job's namespace
@@ -114,7 +120,7 @@ const CASES: &[&str] = &[
     "claims/pod-podgroup-missing-warns",     // warning: the Pod's PodGroup lookup is a 404
     "claims/job-claims-both-sources",        // 1.37 Job rejected
     "claims/job-claims-not-requested-warns", // 1.37 Job warning, its claim template exists
-    "claims/podgroup-claim-template-device-class-missing-warns", // C-16: a DeviceClass GET is a 404
+    "claims/podgroup-claim-template-device-class-missing-warns", // C-16: the DeviceClass list lacks it
     // run-policy (Kubeflow v1 jobs look nothing up; TrainJobs their runtime)
     "run-policy/trainjob-minimal-accepted", // the ClusterTrainingRuntime exists
     "run-policy/trainjob-training-runtime-other-namespace", // rejected: no TrainingRuntime in ml

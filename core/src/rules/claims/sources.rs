@@ -1,7 +1,7 @@
 //! Looking up the ResourceClaims and ResourceClaimTemplates the claims name.
 
 use super::*;
-use crate::capacity::devices::CLAIM_SOURCE_MASKS;
+use crate::capacity::devices::{CLAIM_SOURCE_MASKS, device_class_query};
 
 /// The most distinct claim sources one request looks up. A PodGroup has at most 4 claims and
 /// a Workload 8 templates of 4, but a Pod's own claims have no upstream maximum, and for
@@ -86,32 +86,33 @@ fn class_names(object: &str) -> Vec<(String, String)> {
     out
 }
 
-/// The most distinct DeviceClasses looked up per request.
-const MAX_CLASS_LOOKUPS: usize = 16;
-
 /// C-16: every DeviceClass a request (or a `firstAvailable` alternative) names exists. The
 /// scheduler reports `device class <c> does not exist` and retries when one is created, so a
-/// missing class is a warning unless `requireClaimSourcesExist`. Each distinct class is looked
-/// up once and reported at its first use.
+/// missing class is a warning unless `requireClaimSourcesExist`. The classes are read from one
+/// fixed list of every DeviceClass (the topology rules' query: never a name the request
+/// supplies), only when some request names one; each distinct class is reported at its first
+/// use.
 fn check_classes_exist(
     settings: &Settings,
     classes: &[(&Path, String, String, String)],
     cluster: &dyn Cluster,
     v: &mut Verdict,
 ) {
-    let query = Query {
-        api_version: RESOURCE_API_VERSION,
-        kind: "DeviceClass",
-        namespace: None,
-        field_masks: &["metadata.name"],
-    };
     let mut seen = HashSet::new();
-    let distinct =
-        classes.iter().filter(|(_, _, _, class)| names::is_dns1123_subdomain(class).is_empty() && seen.insert(class));
-    for (path, what, request, class) in distinct.take(MAX_CLASS_LOOKUPS) {
-        match cluster.get(&query, class) {
-            Ok(Some(_)) => {}
-            Ok(None) if settings.require_claim_sources_exist => v.deny(
+    let distinct: Vec<_> = classes
+        .iter()
+        .filter(|(_, _, _, class)| names::is_dns1123_subdomain(class).is_empty() && seen.insert(class))
+        .collect();
+    if distinct.is_empty() {
+        return;
+    }
+    let listed = cluster.list(&device_class_query()).and_then(|list| {
+        listed_names(&list).map_err(|e| LookupError::Failed(format!("cannot read the DeviceClass list: {e}")))
+    });
+    for (path, what, request, class) in distinct {
+        match listed.as_ref().map(|names| names.contains(class)) {
+            Ok(true) => {}
+            Ok(false) if settings.require_claim_sources_exist => v.deny(
                 DEVICE_CLASS_EXISTS,
                 FieldError::not_found(
                     (*path).clone(),
@@ -121,7 +122,7 @@ fn check_classes_exist(
                     ),
                 ),
             ),
-            Ok(None) => v.warn(
+            Ok(false) => v.warn(
                 DEVICE_CLASS_EXISTS,
                 (*path).clone(),
                 format!(
@@ -132,9 +133,16 @@ fn check_classes_exist(
                 DEVICE_CLASS_EXISTS,
                 (*path).clone(),
                 &format!("DeviceClass {class:?}"),
-                &e,
+                e,
                 settings.fail_on_lookup_error,
             ),
         }
     }
+}
+
+/// The names of the classes in a list answer.
+fn listed_names(list: &str) -> Result<HashSet<String>, String> {
+    let list: serde_json::Value = serde_json::from_str(list).map_err(|e| e.to_string())?;
+    let items = list.get("items").and_then(|i| i.as_array()).map(Vec::as_slice).unwrap_or_default();
+    Ok(items.iter().filter_map(|c| c.pointer("/metadata/name")?.as_str().map(str::to_string)).collect())
 }

@@ -640,17 +640,28 @@ fn missing_device_classes_warn_or_are_rejected() {
             "spec.resourceClaims[0].resourceClaimTemplateName: Not found: \"rdma.example.com\": no DeviceClass with this name, named by request \"nic/fast\" of ResourceClaimTemplate \"gpus\" (settings.requireClaimSourcesExist) [claims.device-class-exists]"
         ]
     );
-    // A failed lookup is a warning (or a rejection with failOnLookupError), never a finding.
-    struct NoClasses(MemoryCluster);
+    // The classes come from one fixed list, never a GET by a name the request supplies; a
+    // failed list is a warning per class (or a rejection with failOnLookupError), never a finding.
+    struct NoClasses(MemoryCluster, std::cell::RefCell<Vec<String>>);
     impl Cluster for NoClasses {
         fn get(&self, q: &Query, name: &str) -> Result<Option<Box<serde_json::value::RawValue>>, LookupError> {
-            if q.kind == "DeviceClass" { Err(LookupError::Failed("boom".into())) } else { self.0.get(q, name) }
+            assert_ne!(q.kind, "DeviceClass", "a DeviceClass is never read by name");
+            self.0.get(q, name)
         }
         fn list(&self, q: &Query) -> Result<String, LookupError> {
-            self.0.list(q)
+            self.1.borrow_mut().push(format!("{q:?}"));
+            Err(LookupError::Failed("boom".into()))
         }
     }
-    let v = run(&strict, pod_group(claims), &NoClasses(cluster));
+    let failing = NoClasses(cluster, Default::default());
+    let v = run(&strict, pod_group(claims), &failing);
     assert!(v.violations.is_empty(), "{:?}", messages(&v));
-    assert_eq!(v.warning_messages().len(), 2, "{:?}", v.warning_messages());
+    assert_eq!(
+        v.warning_messages(),
+        [
+            "spec.resourceClaims[0].resourceClaimTemplateName: cannot look up DeviceClass \"gpu.nvidia.com\": boom; the check was skipped [claims.device-class-exists]",
+            "spec.resourceClaims[0].resourceClaimTemplateName: cannot look up DeviceClass \"rdma.example.com\": boom; the check was skipped [claims.device-class-exists]"
+        ]
+    );
+    assert_eq!(*failing.1.borrow(), [format!("{:?}", crate::capacity::devices::device_class_query())]);
 }

@@ -117,8 +117,12 @@ pub(super) struct Demand {
     /// Per shape: the RuntimeClass its pods name, whose tolerations are not counted yet
     /// ([`with_runtime_classes`]).
     pub(super) runtime_classes: Vec<Option<String>>,
-    /// Per shape: the claims its pods name (`spec.resourceClaims[i]`, the source's kind and name).
-    pub(super) claims: Vec<Vec<(Path, &'static str, String)>>,
+    /// Per shape: the claims its pods name (`spec.resourceClaims[i]`, the source's kind and
+    /// name, and whether the gang shares one allocation of it).
+    pub(super) claims: Vec<Vec<PodClaim>>,
+    /// The group claims of the object's gang (a Job's `spec.scheduling.resourceClaims`), as
+    /// (entry name, source kind, source name): a pod entry identical to one shares its claim.
+    group_claims: Vec<(String, &'static str, String)>,
     /// The object's namespace, where its pods' claims and claim templates are.
     pub(super) namespace: String,
     /// Whether Kueue manages the object: its taints are no proof.
@@ -171,7 +175,7 @@ impl Demand {
         if self.kueue_managed {
             placement.tolerate_every_taint();
         }
-        let claims = pod_claims(spec, &spec_path);
+        let claims = pod_claims(spec, &spec_path, &self.group_claims);
         if asks.is_empty() && placement.is_unconstrained() && claims.is_empty() {
             return None;
         }
@@ -179,7 +183,16 @@ impl Demand {
             serde_json::Value::String(name) if !name.is_empty() => Some(name),
             _ => None,
         });
-        self.shapes.push(Shape { asks, placement, spec_path, name, tolerations_from });
+        let claimed = claims.iter().map(|c| format!("{}/{}", c.kind, c.name)).collect();
+        self.shapes.push(Shape {
+            asks,
+            placement,
+            spec_path,
+            name,
+            tolerations_from,
+            claims: claimed,
+            devices: Vec::new(),
+        });
         self.runtime_classes.push(runtime_class);
         self.claims.push(claims);
         Some(self.shapes.len() - 1)
@@ -194,15 +207,38 @@ impl Demand {
     }
 }
 
+/// One claim a pod names.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct PodClaim {
+    /// Where it is written: `spec.resourceClaims[i]`.
+    pub(super) at: Path,
+    pub(super) kind: &'static str,
+    pub(super) name: String,
+    /// Identical to a group claim: allocated once for the gang and reserved for its PodGroup
+    /// (with `DRAWorkloadResourceClaims`; counting it so only helps the pods).
+    pub(super) grouped: bool,
+}
+
+impl PodClaim {
+    /// Allocated once for all the pods that name it: a ResourceClaim, or a group claim.
+    pub(super) fn shared(&self) -> bool {
+        self.kind == "ResourceClaim" || self.grouped
+    }
+}
+
 /// The claims a pod names, each with where it is written and its source's kind and name.
-fn pod_claims(spec: &PodSpec, spec_path: &Path) -> Vec<(Path, &'static str, String)> {
+fn pod_claims(spec: &PodSpec, spec_path: &Path, group: &[(String, &'static str, String)]) -> Vec<PodClaim> {
     let at = spec_path.child("resourceClaims");
     let claims = spec.resource_claims.iter().flatten().enumerate();
     claims
-        .filter_map(|(i, c)| match (&c.resource_claim_name, &c.resource_claim_template_name) {
-            (Some(name), None) => Some((at.index(i), "ResourceClaim", name.clone())),
-            (None, Some(name)) => Some((at.index(i), "ResourceClaimTemplate", name.clone())),
-            _ => None,
+        .filter_map(|(i, c)| {
+            let (kind, name) = match (&c.resource_claim_name, &c.resource_claim_template_name) {
+                (Some(name), None) => ("ResourceClaim", name.clone()),
+                (None, Some(name)) => ("ResourceClaimTemplate", name.clone()),
+                _ => return None,
+            };
+            let grouped = group.iter().any(|(n, k, s)| *n == c.name && *k == kind && *s == name);
+            Some(PodClaim { at: at.index(i), kind, grouped, name })
         })
         .collect()
 }
@@ -225,6 +261,15 @@ fn job_demand(settings: &Settings, job: &BatchJob, d: &mut Demand) {
         return;
     }
     let template = job.spec_path().child("template");
+    let group = job.group_spec().and_then(|g| g.resource_claims).unwrap_or_default();
+    d.group_claims = group
+        .iter()
+        .filter_map(|c| match (c.resource_claim_name, c.resource_claim_template_name) {
+            (Some(n), None) => Some((c.name.to_string(), "ResourceClaim", n.to_string())),
+            (None, Some(n)) => Some((c.name.to_string(), "ResourceClaimTemplate", n.to_string())),
+            _ => None,
+        })
+        .collect();
     let Some(shape) = d.shape(settings, spec, template.child("spec"), "pod".into(), None, false) else { return };
     let parallelism = u64::try_from(job.spec.parallelism()).unwrap_or(0);
     if let Some(group) = job.group_spec()
@@ -681,17 +726,6 @@ pub(super) fn with_runtime_classes(demand: &mut Demand, list: Option<&str>) {
         }
     }
     demand.runtime_classes.iter_mut().for_each(|c| *c = None);
-}
-
-/// The DeviceClass list: every class, only the extended resource it serves and its
-/// selectors (one query for both uses: policy-server keeps a store per distinct query).
-pub(super) fn device_class_query() -> Query<'static> {
-    Query {
-        api_version: "resource.k8s.io/v1",
-        kind: "DeviceClass",
-        namespace: None,
-        field_masks: &["spec.extendedResourceName", "spec.selectors"],
-    }
 }
 
 /// The ResourceSlice list: every slice, with what places and counts its devices.

@@ -3,9 +3,11 @@
 //! say what each Node offers them (`crate::capacity::devices`).
 
 use super::*;
-use crate::capacity::devices::{Asked, CLAIM_SOURCE_MASKS, Claim, MAX_DEVICES_PER_CLAIM, Supply, class_selectors};
+use crate::capacity::devices::{
+    Asked, CLAIM_SOURCE_MASKS, Claim, MAX_DEVICES_PER_CLAIM, Supply, class_selectors, device_class_query,
+};
 use crate::capacity::fit::Finding;
-use capacity::{Demand, device_class_query, resource_slice_query};
+use capacity::{Demand, resource_slice_query};
 
 /// The most distinct claims and templates read for one request: each is a GET.
 const MAX_CLAIM_READS: usize = 16;
@@ -28,14 +30,15 @@ pub(super) fn read_devices(
     cluster: &dyn Cluster,
     v: &mut Verdict,
 ) -> (Vec<Finding>, Option<Devices>) {
-    let mut findings = Vec::new();
+    let mut findings = reserved_for_limit(demand);
     let mut read: Vec<(&str, &str, Option<Claim>)> = Vec::new();
     let mut pods = Vec::new();
     for (shape, named) in demand.claims.iter().enumerate().filter(|(_, c)| !c.is_empty()) {
         let mut claims = Vec::new();
         // Two entries naming one ResourceClaim share it: it is allocated once.
         let mut shared = std::collections::HashSet::new();
-        for (at, kind, name) in named {
+        for c in named {
+            let (at, kind, name) = (&c.at, &c.kind, &c.name);
             if *kind == "ResourceClaim" && !shared.insert(name.as_str()) {
                 continue;
             }
@@ -50,7 +53,9 @@ pub(super) fn read_devices(
                 }
             };
             // Read for another pod at another path: reported at this one's.
-            let Some(claim) = claim.map(|c| Claim { at: at.clone(), ..c }) else { continue };
+            let Some(claim) = claim.map(|claim| Claim { at: at.clone(), shared: c.shared(), ..claim }) else {
+                continue;
+            };
             let least = claim.least_devices();
             if least > MAX_DEVICES_PER_CLAIM {
                 findings.push(Finding {
@@ -109,6 +114,47 @@ pub(super) fn read_devices(
     let supply = Supply::read(Supply::items(&slices), &asked, unbounded);
     drop(asked);
     (findings, Some(Devices { pods, supply, first }))
+}
+
+/// How many pods a ResourceClaim's `status.reservedFor` holds (`ResourceClaimReservedForMaxSize`).
+const MAX_RESERVED_FOR: u64 = 256;
+
+/// Gangs more than [`MAX_RESERVED_FOR`] of whose pods name one ResourceClaim through their own
+/// entries (not a group claim): every pod running at once must be in the claim's
+/// `reservedFor`, which holds 256. The pods of members that do not name it may fill the rest of
+/// the gang; nothing is read from the cluster.
+fn reserved_for_limit(demand: &Demand) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for gang in demand.gangs.iter().filter(|g| g.what == "the gang" && g.size > MAX_RESERVED_FOR) {
+        let own = |shape: usize| demand.claims[shape].iter().filter(|c| c.kind == "ResourceClaim" && !c.grouped);
+        let mut reported: Vec<&str> = Vec::new();
+        for claim in gang.members.iter().flat_map(|(s, _)| own(*s)) {
+            if reported.contains(&claim.name.as_str()) {
+                continue;
+            }
+            let others: u64 = gang
+                .members
+                .iter()
+                .filter(|(s, _)| !own(*s).any(|c| c.name == claim.name))
+                .map(|(_, count)| *count)
+                .fold(0, u64::saturating_add);
+            let naming = gang.size.saturating_sub(others);
+            if naming > MAX_RESERVED_FOR {
+                reported.push(&claim.name);
+                findings.push(Finding {
+                    gang: true,
+                    at: claim.at.clone(),
+                    value: BadValue::from(claim.name.as_str()),
+                    message: format!(
+                        "the gang of {} pods can never run at once: at least {naming} of them name ResourceClaim {:?} through their own entry, and a claim is reserved for at most {MAX_RESERVED_FOR} pods at once (status.reservedFor); a PodGroup's claim is reserved for the PodGroup instead",
+                        gang.size, claim.name
+                    ),
+                    resources: Vec::new(),
+                });
+            }
+        }
+    }
+    findings
 }
 
 /// One claim or claim template, read for its requests; `None` when it does not exist (the

@@ -3,12 +3,11 @@
 //! request, with a query fixed by the settings ([`node_field_masks`]), read in one pass.
 
 use super::*;
-use crate::capacity::devices::DeviceAnalysis;
+use crate::capacity::devices::{DeviceAnalysis, device_class_query};
 use crate::capacity::fit::{Analysis, Finding, wanted_names};
 use crate::nodes::{CAPACITY_MASKS, Flow, LABEL_MASKS, NodeWants, Wanted, node_query, read_nodes};
 use capacity::{
-    ClusterTotals, Demand, device_class_query, extended_resources, runtime_class_query, served_by_device_classes,
-    with_runtime_classes,
+    ClusterTotals, Demand, extended_resources, runtime_class_query, served_by_device_classes, with_runtime_classes,
 };
 use devices::{Devices, read_devices};
 
@@ -106,10 +105,21 @@ fn pass<'a>(
     if let Some(d) = devices.as_mut() {
         d.supply.resolve(&wants.labels);
     }
+    let mut device_analysis = devices.map(|d| DeviceAnalysis::new(&d.supply, &d.pods, d.first.clone()));
+    // The gangs count what the pods' own claims ask of each Node's devices.
+    let gangs = !demand.gangs.is_empty() && device_analysis.is_some();
+    let pinned = device_analysis.as_ref().map(DeviceAnalysis::pinned).unwrap_or_default();
+    for (s, asked) in device_analysis.as_ref().map(DeviceAnalysis::asked).unwrap_or_default() {
+        demand.shapes[s].devices = asked;
+    }
     let mut analysis = (!demand.shapes.is_empty())
         .then(|| Analysis::new(&demand.shapes, &demand.gangs, &wants.labels, &wants.resources));
+    if let Some(a) = analysis.as_mut() {
+        for (s, claim) in pinned {
+            a.pin(s, claim);
+        }
+    }
     let mut totals = (!demand.totals.is_empty()).then(|| ClusterTotals::new(&demand.totals, &wants.resources));
-    let mut device_analysis = devices.map(|d| DeviceAnalysis::new(&d.supply, &d.pods, d.first.clone()));
     let mut unsettled = keys.iter().flatten().count();
     let items = read_nodes(list, &wants, |node| {
         for (slot, value) in node.carried() {
@@ -119,14 +129,12 @@ fn pass<'a>(
                 unsettled -= usize::from(key.settled());
             }
         }
+        let served = device_analysis.as_mut().map(|d| d.add(node, &demand.shapes, gangs)).unwrap_or_default();
         if let Some(a) = analysis.as_mut() {
-            a.add(node);
+            a.add_counting(node, &served);
         }
         if let Some(t) = totals.as_mut() {
             t.add(node);
-        }
-        if let Some(d) = device_analysis.as_mut() {
-            d.add(node, &demand.shapes);
         }
         // In this order: whether the analyses are settled is asked only once every key is.
         let settled = unsettled == 0

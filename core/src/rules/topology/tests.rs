@@ -913,3 +913,156 @@ fn volcano_pod_groups_and_kubeflow_jobs_name_their_queue() {
     other["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["schedulerName"] = json!("default-scheduler");
     assert_eq!(run(&s, other, &MemoryCluster::failing("not called")), (vec![], vec![]));
 }
+
+/// `job` made a gang of `parallelism` pods, all at once (`minCount`), in one rack when `rack`.
+fn gang_job(mut job: Value, parallelism: u64, rack: bool) -> Value {
+    job["spec"]["parallelism"] = json!(parallelism);
+    job["spec"]["scheduling"] = json!({"schedulingPolicy": {"gang": {"minCount": parallelism}}});
+    if rack {
+        job["spec"]["scheduling"]["schedulingConstraints"] = json!({"topology": [{"key": "rack"}]});
+    }
+    job
+}
+
+fn resource_claim(name: &str, requests: Value) -> Value {
+    json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name, "namespace": "ml"},
+        "spec": {"devices": {"requests": requests}}})
+}
+
+#[test]
+fn dra_gangs_count_each_pods_own_devices() {
+    let s = warn_settings();
+    let quiet = (vec![], vec![]);
+    let eight = gpu_cluster(vec![claim_template("eight", gpus("gpu.nvidia.com", 8))]);
+    // Five pods of 8 GPUs each, on four nodes of 8: one pod per node.
+    let (_, warnings) = run(&s, gang_job(job_with_claims(&["eight"]), 5, false), &eight);
+    assert_eq!(
+        warnings,
+        [
+            r#"spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 1 cpu and 8 devices of DeviceClass "gpu.nvidia.com", and the cluster's 4 nodes hold at most 4 of them, even when empty, counting the devices of the ResourceSlices that reach each node [topology.gang-fits]"#
+        ]
+    );
+    assert_eq!(run(&s, gang_job(job_with_claims(&["eight"]), 4, false), &eight), quiet);
+    // In one rack: two nodes, two pods.
+    let (_, warnings) = run(&s, gang_job(job_with_claims(&["eight"]), 3, true), &eight);
+    assert!(
+        warnings[0].contains(r#"in one "rack" domain: each pod asks 1 cpu and 8 devices of DeviceClass "gpu.nvidia.com", and the largest domain, "r1" (2 nodes), holds at most 2 of them"#),
+        "{warnings:?}"
+    );
+    assert_eq!(run(&s, gang_job(job_with_claims(&["eight"]), 2, true), &eight), quiet);
+    // Four GPUs each: two pods to a node.
+    let four = gpu_cluster(vec![claim_template("four", gpus("gpu.nvidia.com", 4))]);
+    assert_eq!(run(&s, gang_job(job_with_claims(&["four"]), 8, false), &four), quiet);
+    assert_eq!(run(&s, gang_job(job_with_claims(&["four"]), 9, false), &four).1.len(), 1);
+    // A group claim (a pod entry identical to the Job's `spec.scheduling` claim) is allocated
+    // once for the gang: five pods share its 8 GPUs on one node.
+    let mut grouped = gang_job(job_with_claims(&["eight"]), 5, false);
+    grouped["spec"]["scheduling"]["resourceClaims"] = json!([{"name": "c0", "resourceClaimTemplateName": "eight"}]);
+    assert_eq!(run(&s, grouped.clone(), &eight), quiet);
+    // ... but those GPUs are node-local: every pod on one node, and one node holds one pod of
+    // 64 CPUs.
+    grouped["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
+    let (_, warnings) = run(&s, grouped, &eight);
+    assert_eq!(
+        warnings,
+        [
+            r#"spec.scheduling.schedulingPolicy.gang.minCount: the gang of 5 pods can never run at once: each pod asks 64 cpu; they share ResourceClaimTemplate "eight", whose every matching device is local to one node, so they must all run on one node, and the cluster's 4 nodes hold at most 1 of them, even when empty, counting the devices of the ResourceSlices that reach each node [topology.gang-fits]"#
+        ]
+    );
+    // A ResourceClaim named by every pod: the same. NICs that reach every node: no pin.
+    let nic_class = device_class("nic", "device.driver == 'nic.example.com'");
+    let nics = (0..2).map(|i| json!({"name": format!("nic-{i}"), "attributes": {}})).collect();
+    let all_nodes = slice("nic.example.com", ("fabric", 1, 1), json!({"allNodes": true}), nics);
+    let mut shared = gang_job(job_with_claims(&[]), 4, false);
+    shared["spec"]["template"]["spec"]["resourceClaims"] = json!([{"name": "c", "resourceClaimName": "link"}]);
+    shared["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("64");
+    let cluster = gpu_cluster(vec![all_nodes, nic_class.clone(), resource_claim("link", gpus("nic", 2))]);
+    assert_eq!(run(&s, shared.clone(), &cluster), quiet);
+    let cluster = gpu_cluster(vec![resource_claim("link", gpus("gpu.nvidia.com", 1))]);
+    let (_, warnings) = run(&s, shared, &cluster);
+    assert!(
+        warnings[0].contains(r#"they share ResourceClaim "link", whose every matching device is local to one node"#),
+        "{warnings:?}"
+    );
+    // NICs shared by many claims (allowMultipleAllocations): no limit on the pods per node.
+    let shared_nic = json!({"name": "nic-0", "allowMultipleAllocations": true, "attributes": {}});
+    let cluster = gpu_cluster(vec![
+        slice("nic.example.com", ("n0-nics", 1, 1), json!({"nodeName": "n0"}), vec![shared_nic]),
+        nic_class,
+        claim_template("nic", gpus("nic", 1)),
+    ]);
+    let mut on_n0 = gang_job(job_with_claims(&["nic"]), 50, false);
+    on_n0["spec"]["template"]["spec"]["nodeSelector"] = json!({"rack": "r1"});
+    assert_eq!(run(&s, on_n0, &cluster), quiet);
+    // A MIG node: seven MIG devices serve seven pods of one each, not eight.
+    let mig_devices = (0..7).map(|d| gpu_device(d, "H100", "mig")).collect();
+    let mig = slice("gpu.nvidia.com", ("n0-mig", 1, 1), json!({"nodeName": "n0"}), mig_devices);
+    let cluster = gpu_cluster(vec![mig, claim_template("mig", gpus("mig.nvidia.com", 1))]);
+    assert_eq!(run(&s, gang_job(job_with_claims(&["mig"]), 7, false), &cluster), quiet);
+    assert_eq!(run(&s, gang_job(job_with_claims(&["mig"]), 8, false), &cluster).1.len(), 1);
+    // `All` takes every matching device of a node: one pod per node.
+    let all_mode = json!([{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "All"}}]);
+    let cluster = gpu_cluster(vec![claim_template("all", all_mode)]);
+    assert_eq!(run(&s, gang_job(job_with_claims(&["all"]), 4, false), &cluster), quiet);
+    let (_, warnings) = run(&s, gang_job(job_with_claims(&["all"]), 5, false), &cluster);
+    assert!(warnings[0].contains(r#"all devices of DeviceClass "gpu.nvidia.com" (at least one)"#), "{warnings:?}");
+    let admin = json!([{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "All", "adminAccess": true}}]);
+    let cluster = gpu_cluster(vec![claim_template("all", admin)]);
+    assert_eq!(run(&s, gang_job(job_with_claims(&["all"]), 5, false), &cluster), quiet);
+    // firstAvailable: 8 H100s or 8 H200s, each alternative serving its own nodes.
+    let either = json!([{"name": "gpus", "firstAvailable": [
+        {"name": "h100", "deviceClassName": "gpu.nvidia.com", "count": 8, "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName == 'H100'"}}]},
+        {"name": "h200", "deviceClassName": "gpu.nvidia.com", "count": 8, "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName == 'H200'"}}]}]}]);
+    let cluster = gpu_cluster(vec![claim_template("either", either)]);
+    assert_eq!(run(&s, gang_job(job_with_claims(&["either"]), 4, false), &cluster), quiet);
+    assert_eq!(run(&s, gang_job(job_with_claims(&["either"]), 5, false), &cluster).1.len(), 1);
+}
+
+#[test]
+fn more_gang_pods_on_one_claim_than_it_reserves_for() {
+    let s = warn_settings();
+    let mut job = gang_job(job_with_claims(&[]), 300, false);
+    job["spec"]["template"]["spec"]["resourceClaims"] = json!([{"name": "c", "resourceClaimName": "link"}]);
+    // No cluster read is needed: the limit holds whatever the claim asks.
+    let cluster = MemoryCluster::new(vec![node("n0", json!({}))]);
+    let (_, warnings) = run(&s, job.clone(), &cluster);
+    assert_eq!(
+        warnings,
+        [
+            r#"spec.template.spec.resourceClaims[0]: the gang of 300 pods can never run at once: at least 300 of them name ResourceClaim "link" through their own entry, and a claim is reserved for at most 256 pods at once (status.reservedFor); a PodGroup's claim is reserved for the PodGroup instead [topology.gang-fits]"#
+        ]
+    );
+    let (violations, _) = run(&settings(json!({"capacityCheck": "deny"})), job.clone(), &cluster);
+    assert!(
+        violations[0]
+            .starts_with(r#"spec.template.spec.resourceClaims[0]: Invalid value: "link": the gang of 300 pods"#),
+        "{violations:?}"
+    );
+    assert_eq!(run(&settings(json!({"capacityCheck": "off"})), job.clone(), &cluster), (vec![], vec![]));
+    // 256 at once: each is reserved.
+    let mut small = job.clone();
+    small["spec"]["scheduling"]["schedulingPolicy"]["gang"]["minCount"] = json!(256);
+    assert_eq!(run(&s, small, &cluster), (vec![], vec![]));
+    // The same claim as a group claim: reserved for the PodGroup.
+    let mut grouped = job.clone();
+    grouped["spec"]["scheduling"]["resourceClaims"] = json!([{"name": "c", "resourceClaimName": "link"}]);
+    assert_eq!(run(&s, grouped, &cluster), (vec![], vec![]));
+    // A template: one claim per pod.
+    let templated = gang_job(job_with_claims(&["link"]), 300, false);
+    assert_eq!(run(&s, templated, &cluster), (vec![], vec![]));
+    // A PyTorchJob: 1 Master and 299 Workers, the Workers naming the claim, all at once; with
+    // 44 pods that do not name it, 256 do.
+    let replica = |count: i32, claims: Value| {
+        json!({"replicas": count, "restartPolicy": "OnFailure", "template": {"spec": {
+        "resourceClaims": claims, "containers": [{"name": "pytorch", "image": "i", "resources": {"requests": {"cpu": "1"}}}]}}})
+    };
+    let link = json!([{"name": "c", "resourceClaimName": "link"}]);
+    let pytorch = |master: i32, workers: i32, min: i32| {
+        json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+        "metadata": {"name": "p", "namespace": "ml"}, "spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": min}},
+        "pytorchReplicaSpecs": {"Master": replica(master, json!([])), "Worker": replica(workers, link.clone())}}})
+    };
+    let (_, warnings) = run(&s, pytorch(1, 299, 300), &cluster);
+    assert!(warnings[0].contains("at least 299 of them name ResourceClaim \"link\""), "{warnings:?}");
+    assert_eq!(run(&s, pytorch(44, 299, 300), &cluster), (vec![], vec![]));
+}
