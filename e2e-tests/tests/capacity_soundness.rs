@@ -870,7 +870,7 @@ fn volcano_job(
             put(nodes, &on, at_once, &units);
             if !claims && d.chance(40) {
                 claims = true;
-                dra_claims(d, &mut spec, &on, nodes, at_once, rc);
+                dra_claims(d, &mut spec, (&on, at_once), nodes, rc, "", false);
             }
             placed += at_once;
         }
