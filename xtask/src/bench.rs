@@ -561,11 +561,11 @@ fn compare_rows(
          | {} | {} | {} | {} | {ratio:.2}× | {verdict} |\n| {} | {} | {} | {} | – | (for comparison) |\n",
         QUEUE_RATIO.value,
         labelled.name,
-        lookups(&labelled)?,
+        lookups(labelled)?,
         us(l.median),
         us(l.p99),
         unlabelled.name,
-        lookups(&unlabelled)?,
+        lookups(unlabelled)?,
         us(u.median),
         us(u.p99),
     ))
