@@ -395,32 +395,3 @@ fn bad_objects_are_refused_at_start() {
     assert!(TestApiServer::start(vec![json!({"kind": "Node", "metadata": {"name": "x"}})], None).is_err());
     assert!(TestApiServer::start(vec![node("x", json!({})), node("x", json!({}))], None).is_err());
 }
-
-/// `cargo test -p gangwarden-test-apiserver -- --ignored --nocapture`: how
-/// long 15,000 realistic Nodes take to list, whole and in pages of 500.
-#[test]
-#[ignore = "a measurement, not a check"]
-fn large_node_list_timing() {
-    let started = Instant::now();
-    let server = TestApiServer::start((0..15_000).map(realistic_node).collect(), None).unwrap();
-    println!("start with 15000 nodes: {:?}", started.elapsed());
-    let started = Instant::now();
-    let (status, body) = client::get(&format!("{}/api/v1/nodes", server.url())).unwrap();
-    assert_eq!(status, 200);
-    println!("whole list: {} bytes in {:?}", body.len(), started.elapsed());
-    let started = Instant::now();
-    let mut path = format!("{}/api/v1/nodes?limit=500", server.url());
-    let mut pages = 0;
-    loop {
-        let (_, body) = client::get(&path).unwrap();
-        pages += 1;
-        let page: Value = serde_json::from_slice(&body).unwrap();
-        let Some(token) = page["metadata"]["continue"].as_str() else { break };
-        let token: String = token
-            .bytes()
-            .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
-            .collect();
-        path = format!("{}/api/v1/nodes?limit=500&continue={token}", server.url());
-    }
-    println!("{pages} pages of 500 (each parsed by the test): {:?}", started.elapsed());
-}
