@@ -22,17 +22,30 @@ pub fn from_str<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, String> {
 pub fn from_str_at<'a, T: Deserialize<'a>>(at: &str, text: &'a str) -> Result<T, String> {
     let mut reader = serde_json::Deserializer::from_str(text);
     let track = Track::default();
-    let value = T::deserialize(Tracked { de: &mut reader, track: &track }).map_err(|e| {
-        let message = without_position(&e);
-        let path = match track.path() {
-            p if p.is_empty() => at.to_string(),
-            p if at.is_empty() || p.starts_with('[') => format!("{at}{p}"),
-            p => format!("{at}.{p}"),
-        };
-        if path.is_empty() { message } else { format!("{path}: {message}") }
-    })?;
-    reader.end().map_err(|e| format!("{at}{}{}", if at.is_empty() { "" } else { ": " }, e))?;
-    Ok(value)
+    // The messages are written out of line: compiled into each type's decode, they added up
+    // in the policy modules.
+    match T::deserialize(Tracked { de: &mut reader, track: &track }) {
+        Ok(value) => at_end(at, &mut reader).map(|()| value),
+        Err(e) => Err(located(at, &track, &e)),
+    }
+}
+
+/// A decode error's message, after the field path `track` holds (below `at`).
+#[inline(never)]
+fn located(at: &str, track: &Track, e: &serde_json::Error) -> String {
+    let message = without_position(e);
+    let path = match track.path() {
+        p if p.is_empty() => at.to_string(),
+        p if at.is_empty() || p.starts_with('[') => format!("{at}{p}"),
+        p => format!("{at}.{p}"),
+    };
+    if path.is_empty() { message } else { format!("{path}: {message}") }
+}
+
+/// Nothing but whitespace may follow the value.
+#[inline(never)]
+fn at_end(at: &str, reader: &mut serde_json::Deserializer<serde_json::de::StrRead>) -> Result<(), String> {
+    reader.end().map_err(|e| format!("{at}{}{}", if at.is_empty() { "" } else { ": " }, e))
 }
 
 /// Decodes `value` as `T` (tests, and faces that hold objects as values).
