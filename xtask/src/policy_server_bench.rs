@@ -15,7 +15,8 @@
 //! against what the project's own host answers for the same request. Throughput and latency
 //! are medians over the R rounds. Each scenario's policy has an entry with exactly the
 //! scenario's settings. `--write` replaces the text between the markers in FILE; `--check`
-//! fails when a policy's throughput is below a third of the baseline's. Prints one "skipped:"
+//! fails when a policy's throughput is below a third of the baseline's (the queue row's labelled
+//! Job: of the unlabelled Job's). Prints one "skipped:"
 //! line and exits 0 without policy-server or kwctl (fails instead when `CI` is set).
 
 use std::collections::BTreeMap;
@@ -589,7 +590,8 @@ pub fn run(args: &Args) -> Result<bool, String> {
          answer's `allowed` is checked against the project's own host. Medians over the rounds; latency is the \
          policy's (the baseline's median in parentheses). The baseline is the trivial policy \
          (`e2e-tests/baseline-policy`) sent a Pod payload of the same size. `--check` fails when a policy's \
-         throughput is below a third of the baseline's: a loose CI bar, not a target.\n\n\
+         throughput is below a third of the baseline's (the labelled Job of the queue row: of the unlabelled Job's, \
+         since its three lists are its cost by design): a loose CI bar, not a target.\n\n\
          | scenario | bytes | policy req/s | baseline req/s | ratio | median ms | p99 ms |\n|---|---|---|---|---|---|---|\n",
         payloads::everyday_nodes().len(),
         args.rounds,
@@ -598,21 +600,24 @@ pub fn run(args: &Args) -> Result<bool, String> {
         args.connections,
         std::thread::available_parallelism().map_or(1, |n| n.get()),
     );
+    let rate = |name: &str| measured.iter().find(|m| m.name == name).map(|m| m.policy_rate);
     let mut below = Vec::new();
     for m in &measured {
         let ratio = m.policy_rate / m.baseline_rate;
-        if ratio < CHECK_SHARE {
-            below.push(format!(
-                "{}: {:.0} req/s < a third of the baseline's {:.0}",
-                m.name, m.policy_rate, m.baseline_rate
-            ));
+        // The queue row's cost is its three lists by design: it is held to the same Job
+        // unlabelled (itself held to the baseline), not to the trivial policy.
+        let (against, what) = match rate(&queue_names.1) {
+            Some(unlabelled) if m.name == queue_names.0 => (unlabelled, "the unlabelled Job's"),
+            _ => (m.baseline_rate, "the baseline's"),
+        };
+        if m.policy_rate / against < CHECK_SHARE {
+            below.push(format!("{}: {:.0} req/s < a third of {what} {against:.0}", m.name, m.policy_rate));
         }
         out.push_str(&format!(
             "| {} | {} | {:.0} | {:.0} | {ratio:.2} | {:.2} ({:.2}) | {:.2} |\n",
             m.name, m.bytes, m.policy_rate, m.baseline_rate, m.median_ms, m.baseline_median_ms, m.p99_ms
         ));
     }
-    let rate = |name: &str| measured.iter().find(|m| m.name == name).map(|m| m.policy_rate);
     if let (Some(l), Some(u)) = (rate(&queue_names.0), rate(&queue_names.1)) {
         out.push_str(&format!(
             "\nThe queue check: the labelled Job is served at {:.2} of the unlabelled Job's throughput.\n",
