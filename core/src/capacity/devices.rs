@@ -23,9 +23,10 @@
 //!
 //! Cost: each device is matched once against each alternative (slices × devices ×
 //! alternatives); then a Node adds up the slices naming it, those whose node selector it
-//! matches, and once what reaches every Node.
+//! matches (more than 64 such slices are taken to reach every Node, so no Node is matched
+//! against all of them), and once what reaches every Node.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -50,6 +51,9 @@ pub fn device_class_query() -> Query<'static> {
 
 /// Devices no Node limits.
 pub const UNBOUNDED: u64 = u64::MAX;
+/// How many slices reaching Nodes by selector (or of an older generation) each Node is matched
+/// against before they are all taken to reach every Node ([`Supply::fold_if_many`]).
+const MAX_SELECTED: usize = 64;
 
 /// The most devices one claim's allocation holds (`AllocationResultsMaxSize`, resource.k8s.io/v1).
 pub const MAX_DEVICES_PER_CLAIM: u64 = 32;
@@ -385,6 +389,7 @@ impl Supply {
                 supply.push(Reach::read(spec), entry);
             }
         }
+        supply.fold_if_many();
         supply
     }
 
@@ -408,6 +413,23 @@ impl Supply {
             }
         }
         self.entries.push((reach, entry));
+    }
+
+    /// More entries than [`MAX_SELECTED`] reaching Nodes by selector (or older generations) are
+    /// taken to reach every Node, so that a Node is never matched against all of them (Nodes ×
+    /// entries): the fresh ones with what they hold, the older ones without limit. Supply only
+    /// grows, so no finding is made that would not be made without this.
+    fn fold_if_many(&mut self) {
+        if self.elsewhere.len() <= MAX_SELECTED {
+            return;
+        }
+        for i in std::mem::take(&mut self.elsewhere) {
+            let e = &self.entries[i].1;
+            let widen =
+                |c: &[u64]| -> Vec<u64> { c.iter().map(|c| if e.stale && *c > 0 { UNBOUNDED } else { *c }).collect() };
+            add(&mut self.everywhere.0, &widen(&e.counts));
+            add(&mut self.everywhere.1, &widen(&e.plain));
+        }
     }
 
     /// The label keys the slices' node selectors read.
@@ -449,7 +471,8 @@ impl Supply {
         }
         // An older generation where no newer slice of its pool reaches: only the allocator's
         // stable version counts it, by what it holds; no limit here.
-        for e in stale.iter().filter(|e| !self.everywhere_pools[e.pool] && !fresh.iter().any(|f| f.pool == e.pool)) {
+        let fresh_pools: HashSet<usize> = fresh.iter().map(|f| f.pool).collect();
+        for e in stale.iter().filter(|e| !self.everywhere_pools[e.pool] && !fresh_pools.contains(&e.pool)) {
             let unbounded =
                 |c: &Vec<u64>| -> Vec<u64> { c.iter().map(|c| if *c > 0 { UNBOUNDED } else { 0 }).collect() };
             add(&mut counts, &unbounded(&e.counts));

@@ -1066,3 +1066,26 @@ fn more_gang_pods_on_one_claim_than_it_reserves_for() {
     assert!(warnings[0].contains("at least 299 of them name ResourceClaim \"link\""), "{warnings:?}");
     assert_eq!(run(&s, pytorch(44, 299, 300), &cluster), (vec![], vec![]));
 }
+
+/// Each Node is matched against at most 64 selector-reached slices: beyond that they are all
+/// taken to reach every Node (supply over-estimated, so linear and still sound).
+#[test]
+fn many_selector_slices_are_taken_to_reach_every_node() {
+    let s = warn_settings();
+    let nowhere = |i: usize| {
+        let selector = json!({"nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "rack", "operator": "In", "values": [format!("absent-{i}")]}]}]}});
+        slice("gpu.nvidia.com", (&format!("sel-{i}"), 1, 1), selector, vec![gpu_device(i, "H100", "gpu")])
+    };
+    let cluster = |slices: usize| {
+        let mut extra: Vec<Value> = (0..slices).map(nowhere).collect();
+        extra.push(claim_template("nine", gpus("gpu.nvidia.com", 9)));
+        gpu_cluster(extra)
+    };
+    // 64 slices no Node matches: every Node still holds 8 of the 9 GPUs asked.
+    let (_, warnings) = run(&s, job_with_claims(&["nine"]), &cluster(64));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].ends_with("[topology.pod-fits]"), "{warnings:?}");
+    // 65: taken to reach every Node, which then may hold 8 + 65; no finding.
+    assert_eq!(run(&s, job_with_claims(&["nine"]), &cluster(65)), (vec![], vec![]));
+}
