@@ -90,12 +90,13 @@ const KNOWN_MISSES: &[(&str, f64, &str)] = &[
     ),
     // Module sizes: the size budgets (do not raise them without buying bytes back first), just
     // above what the merged tree of issue 38's and 39's second parts measures after this stop's
-    // buy-back (decode errors out of line, -14 KB): the bundle 987.5 KB, topology 764.1 KB. The
+    // buy-back (decode errors out of line, -14 KB): the bundle 989.5 KB, topology 766.4 KB (2.3
+    // of it the DRA supply's fold of many selector slices, which keeps a Node's cost linear). The
     // inlining threshold at 50 would take 55 KB and 40 KB more, but decodes 15-20 % slower and
     // makes the Job controller's pair (issue 40) slower still.
     (
         "topology size",
-        766.0,
+        767.0,
         "DRA devices for pods and gangs (issue 39, about 50 KB), Volcano's capacity and Queues (issue 38, 32 KB), \
          the typed queue lists (14 KB)",
     ),
