@@ -27,9 +27,15 @@ pub mod sign;
 
 use std::path::{Path, PathBuf};
 
-/// The repository root (the parent of this crate).
+/// The repository root: the checkout the command runs in (the current directory or one
+/// above it holding this crate), else the one this crate was built from. A target dir shared
+/// by two checkouts keeps a binary built in the other, which must not read its files.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("harness/ lives in the repository").to_path_buf()
+    let here = std::env::current_dir().ok();
+    let running_in = here.as_deref().and_then(|dir| dir.ancestors().find(|d| d.join("harness/src/lib.rs").is_file()));
+    running_in.map(Path::to_path_buf).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("harness/ lives in the repository").to_path_buf()
+    })
 }
 
 /// Every policy the project builds: its name, its folder (holding `policy.wasm` and

@@ -602,3 +602,22 @@ fn summary(answer: &Value) -> String {
         _ => format!("rejected ({} B message): {short}…", message.len()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bench checks this too, but only after minutes of measuring: a bar changed here
+    /// without `make bench` fails `make unit` at once.
+    #[test]
+    fn benchmarks_md_states_the_targets_held_here() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../BENCHMARKS.md");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let stated = text.split(TARGETS_BEGIN).nth(1).and_then(|t| t.split(TARGETS_END).next());
+        assert_eq!(
+            stated,
+            Some(format!("\n{}", targets_block()).as_str()),
+            "run `make bench` (or `xtask bench --write BENCHMARKS.md`)"
+        );
+    }
+}
