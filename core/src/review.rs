@@ -449,9 +449,9 @@ impl<'de> serde::de::Visitor<'de> for HeaderReader<'_, 'de> {
     }
 }
 
-/// A raw JSON string's value; anything else reads as empty.
-fn raw_string(raw: Option<&RawValue>) -> String {
-    raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok()).unwrap_or_default()
+/// A raw JSON string's value, lent where it has no escapes; anything else reads as empty.
+fn raw_string(raw: Option<&RawValue>) -> Cow<'_, str> {
+    raw.and_then(|r| serde_json::from_str::<crate::decode::Text>(r.get()).ok()).map(|t| t.0).unwrap_or_default()
 }
 
 impl ObjectHeader<'_> {
@@ -485,10 +485,14 @@ impl ObjectHeader<'_> {
 
     /// Objects may leave apiVersion/kind out; when present they must agree with the request.
     fn check_kind(&self, what: &str, gvk: &GroupVersionKind) -> Result<(), BadRequest> {
-        let own = self.gvk();
-        if (!own.kind.is_empty() && own.kind != gvk.kind)
-            || (!own.version.is_empty() && own.api_version() != gvk.api_version())
-        {
+        // Compared as written (every request makes this check): the object's `apiVersion` is
+        // the request's `group/version`, or its bare version for the core group.
+        let (api_version, kind) = (raw_string(self.api_version), raw_string(self.kind));
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", &api_version));
+        // `GroupVersionKind::api_version` of each, compared without writing either.
+        let same_api_version = joined(group, version).eq(joined(&gvk.group, &gvk.version));
+        if (!kind.is_empty() && kind != gvk.kind) || (!version.is_empty() && !same_api_version) {
+            let own = self.gvk();
             return Err(BadRequest(format!(
                 "request.{what}: is a {} {}, but the request is for {} {}",
                 own.api_version(),
@@ -501,13 +505,20 @@ impl ObjectHeader<'_> {
     }
 }
 
+/// The bytes of `group/version`, or of `version` alone for the core group.
+fn joined<'s>(group: &'s str, version: &'s str) -> impl Iterator<Item = &'s u8> {
+    let slash: &'static [u8] = if group.is_empty() { b"" } else { b"/" };
+    group.as_bytes().iter().chain(slash).chain(version.as_bytes())
+}
+
 /// One small field of the request, decoded with its path; `null` and missing read as the
 /// default.
 fn request_field<'a, T: Deserialize<'a> + Default>(name: &str, raw: Option<&'a RawValue>) -> Result<T, BadRequest> {
     let Some(raw) = raw else { return Ok(T::default()) };
-    crate::decode::from_str_at::<Option<T>>(&format!("request.{name}"), raw.get())
+    // The error's path starts with `name`: the `request.` before it is written only then.
+    crate::decode::from_str_at::<Option<T>>(name, raw.get())
         .map(Option::unwrap_or_default)
-        .map_err(|e| BadRequest(format!("cannot read the admission request: {e}")))
+        .map_err(|e| BadRequest(format!("cannot read the admission request: request.{e}")))
 }
 
 impl<'a> AdmissionRequest<'a> {

@@ -45,7 +45,6 @@ pub fn parse_lookup_versions(versions: &[String]) -> Result<Vec<Version>, String
     if versions.is_empty() {
         return Err("schedulingApiVersions: must list at least one version".into());
     }
-    let mut seen = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(versions.len());
     for (i, v) in versions.iter().enumerate() {
         let Some(version) = Version::parse(v) else {
@@ -53,7 +52,9 @@ pub fn parse_lookup_versions(versions: &[String]) -> Result<Vec<Version>, String
                 "schedulingApiVersions[{i}]: Unsupported value: {v:?}: supported values: \"v1\", \"v1beta1\", \"v1alpha3\", \"v1alpha2\""
             ));
         };
-        if !seen.insert(version) {
+        // `out` holds distinct known versions, at most four: no hash set (whose random
+        // keys cost a WASI call in every fresh instance) for every request's settings.
+        if out.contains(&version) {
             return Err(format!("schedulingApiVersions[{i}]: Duplicate value: {v:?}"));
         }
         out.push(version);
