@@ -95,12 +95,15 @@ type GetAnswer = Result<Option<Box<RawValue>>, LookupError>;
 /// request, and some read the same object (a TrainJob's runtime, for three of them).
 pub struct Memo<'c> {
     cluster: &'c dyn Cluster,
-    gets: std::cell::RefCell<std::collections::HashMap<String, GetAnswer>>,
+    /// Made at the first get: a hash map's random keys cost a WASI call in every fresh
+    /// instance, which a request that makes no get (the Job controller's Workloads and
+    /// PodGroups, on every Job) need not pay.
+    gets: std::cell::RefCell<Option<std::collections::HashMap<String, GetAnswer>>>,
 }
 
 impl<'c> Memo<'c> {
     pub fn new(cluster: &'c dyn Cluster) -> Self {
-        Memo { cluster, gets: Default::default() }
+        Memo { cluster, gets: std::cell::RefCell::new(None) }
     }
 }
 
@@ -113,11 +116,11 @@ impl Cluster for Memo<'_> {
             query.namespace,
             query.field_masks.join(",")
         );
-        if let Some(answer) = self.gets.borrow().get(&key) {
+        if let Some(answer) = self.gets.borrow().as_ref().and_then(|gets| gets.get(&key)) {
             return answer.clone();
         }
         let answer = self.cluster.get(query, name);
-        self.gets.borrow_mut().insert(key, answer.clone());
+        self.gets.borrow_mut().get_or_insert_default().insert(key, answer.clone());
         answer
     }
 

@@ -489,8 +489,14 @@ impl ObjectHeader<'_> {
         // the request's `group/version`, or its bare version for the core group.
         let (api_version, kind) = (raw_string(self.api_version), raw_string(self.kind));
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", &api_version));
-        // `GroupVersionKind::api_version` of each, compared without writing either.
-        let same_api_version = joined(group, version).eq(joined(&gvk.group, &gvk.version));
+        // As `GroupVersionKind::api_version` writes each (`/v` is the core group's `v`),
+        // compared without writing the request's.
+        let own = if group.is_empty() { version } else { &api_version };
+        let same_api_version = match own.strip_prefix(gvk.group.as_str()) {
+            _ if gvk.group.is_empty() => own == gvk.version,
+            Some(rest) => rest.strip_prefix('/') == Some(gvk.version.as_str()),
+            None => false,
+        };
         if (!kind.is_empty() && kind != gvk.kind) || (!version.is_empty() && !same_api_version) {
             let own = self.gvk();
             return Err(BadRequest(format!(
@@ -503,12 +509,6 @@ impl ObjectHeader<'_> {
         }
         Ok(())
     }
-}
-
-/// The bytes of `group/version`, or of `version` alone for the core group.
-fn joined<'s>(group: &'s str, version: &'s str) -> impl Iterator<Item = &'s u8> {
-    let slash: &'static [u8] = if group.is_empty() { b"" } else { b"/" };
-    group.as_bytes().iter().chain(slash).chain(version.as_bytes())
 }
 
 /// One small field of the request, decoded with its path; `null` and missing read as the
@@ -733,6 +733,24 @@ mod tests {
         let review = req(cpg).review().unwrap().unwrap();
         assert_eq!(review.scheduling_version(), Some(Version::V1alpha3));
         assert!(matches!(review.object, Resource::CompositePodGroup(_)));
+    }
+
+    #[test]
+    fn the_objects_api_version_is_compared_as_the_request_writes_it() {
+        let header = |api_version: &str| {
+            let raw = RawValue::from_string(json!({"apiVersion": api_version, "kind": "Job"}).to_string()).unwrap();
+            let header = ObjectHeader::read("object", Some(&raw)).unwrap();
+            let gvk = |g: &str, v: &str| GroupVersionKind { group: g.into(), version: v.into(), kind: "Job".into() };
+            [gvk("batch", "v1"), gvk("", "v1"), gvk("", "batch/v1"), gvk("batch", "v2"), gvk("batc", "h/v1")]
+                .map(|g| header.check_kind("object", &g).is_ok())
+        };
+        // Columns: batch/v1, core v1, a core version written `batch/v1`, batch/v2, `batc` `h/v1`.
+        assert_eq!(header("batch/v1"), [true, false, true, false, false]);
+        assert_eq!(header("v1"), [false, true, false, false, false]);
+        // `/v1` reads as the core group's v1; `batch/` names no version, so nothing to compare.
+        assert_eq!(header("/v1"), [false, true, false, false, false]);
+        assert_eq!(header("batch/"), [true, true, true, true, true]);
+        assert_eq!(header("b/atch/v1"), [false, false, false, false, false]);
     }
 
     fn unreadable(payload: &[u8]) -> String {

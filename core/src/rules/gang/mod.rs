@@ -4,7 +4,7 @@
 //! (rules.md) are listed in [`RULES`]; where a rule differs between Kubernetes 1.36
 //! (`v1alpha2`) and 1.37 (`v1beta1`/`v1alpha3`) its summary says so.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use k8s_openapi_137::api::scheduling::v1beta1 as b1;
 use serde::{Deserialize, Serialize};

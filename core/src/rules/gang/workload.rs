@@ -57,7 +57,7 @@ pub(super) fn check_workload_136(w: &Workload136, v: &mut Verdict) {
         v.deny(TEMPLATES, FieldError::too_many(path.clone(), templates.len(), MAX_TEMPLATES_PER_LIST));
     }
     // Past the maximum the one error above stands for the whole list, as in the apiserver.
-    let mut seen = HashSet::with_capacity(MAX_TEMPLATES_PER_LIST);
+    let mut seen = BTreeSet::new();
     for (i, t) in templates.within_maximum().iter().enumerate() {
         v.deny_all(TEMPLATE_NAME, check(&path.index(i).child("name"), &t.name, true, names::is_dns1123_label));
         if !seen.insert(t.name.as_str()) {
@@ -69,8 +69,10 @@ pub(super) fn check_workload_136(w: &Workload136, v: &mut Verdict) {
     }
 }
 
-/// Template names seen so far in the whole tree (1.37 names are unique across it).
-type SeenNames<'a> = HashSet<&'a str>;
+/// Template names seen so far in the whole tree (1.37 names are unique across it). The sets
+/// of names are ordered, not hashed: a hash set's random keys cost a WASI call in every fresh
+/// instance, and the Job controller's Workload comes through here for every Job.
+type SeenNames<'a> = BTreeSet<&'a str>;
 
 /// N1, N2, N3, G-04, G-05, G-07 (shape) for 1.37.
 pub(super) fn check_workload_137(w: &Workload137, groups: &[GroupSpec], v: &mut Verdict) {
@@ -203,7 +205,7 @@ pub(super) fn check_names<'a, T: Serialize>(
         }
         within
     };
-    let mut in_list = HashSet::with_capacity(items.len().min(MAX_TEMPLATES_PER_LIST));
+    let mut in_list = BTreeSet::new();
     for (i, item) in items.iter().enumerate() {
         let name = name_of(item);
         if declarative {
