@@ -70,6 +70,10 @@ pub trait Cluster {
     /// Every object of a kind, in one namespace or in all of them: the JSON text of a list
     /// object (`{"kind": "NodeList", ..., "items": [...]}`) whose `items` holds them.
     fn list(&self, query: &Query) -> Result<String, LookupError>;
+    /// Whether lookups reach a cluster at all ([`NoLookups`] answers none).
+    fn asks(&self) -> bool {
+        true
+    }
 }
 
 /// The cluster seen by the rules for a Workload or PodGroup the Job controller made
@@ -85,6 +89,10 @@ impl Cluster for NoLookups {
 
     fn list(&self, _: &Query) -> Result<String, LookupError> {
         Err(LookupError::NotAsked)
+    }
+
+    fn asks(&self) -> bool {
+        false
     }
 }
 
@@ -109,6 +117,10 @@ impl<'c> Memo<'c> {
 
 impl Cluster for Memo<'_> {
     fn get(&self, query: &Query, name: &str) -> Result<Option<Box<RawValue>>, LookupError> {
+        // Nothing to remember of a cluster that is never asked (a controller's object).
+        if !self.cluster.asks() {
+            return self.cluster.get(query, name);
+        }
         let key = format!(
             "{}\n{}\n{:?}\n{name}\n{}",
             query.api_version,
@@ -126,6 +138,10 @@ impl Cluster for Memo<'_> {
 
     fn list(&self, query: &Query) -> Result<String, LookupError> {
         self.cluster.list(query)
+    }
+
+    fn asks(&self) -> bool {
+        self.cluster.asks()
     }
 }
 
@@ -402,6 +418,12 @@ mod tests {
         assert!(memo.get(&q, "g").unwrap().is_some());
         assert!(memo.get(&q, "h").unwrap().is_none());
         assert_eq!(counting.0.get(), 2, "one lookup per distinct object");
+        assert!(memo.asks());
+        // Over a cluster that is never asked, the memo is not asked either.
+        let none = Memo::new(&NoLookups);
+        assert!(!none.asks());
+        assert_eq!(none.get(&q, "g").err(), Some(LookupError::NotAsked));
+        assert_eq!(none.list(&q), Err(LookupError::NotAsked));
     }
 
     #[test]
