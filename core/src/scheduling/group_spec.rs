@@ -327,11 +327,15 @@ impl<'a> GroupSpec<'a> {
         }
     }
 
-    /// A 1.37 PodGroup's spec; templates override origin, path and place.
-    pub(super) fn of_group_137(policy: &'a b1::PodGroupSchedulingPolicy, f: GroupFields137<'a>) -> GroupSpec<'a> {
+    /// A 1.37 PodGroup's spec (at `path`); templates override origin and place.
+    pub(super) fn of_group_137(
+        path: Path,
+        policy: &'a b1::PodGroupSchedulingPolicy,
+        f: GroupFields137<'a>,
+    ) -> GroupSpec<'a> {
         GroupSpec {
             origin: GroupOrigin::PodGroup,
-            path: Path::new("spec"),
+            path,
             key: String::new(),
             name: None,
             parent: None,

@@ -298,25 +298,34 @@ fn walk_templates<'a>(
         Some(p) => (out[p].depth + 1, out[p].key.clone()),
         None => (1, String::new()),
     };
-    let list = parent_path.child("podGroupTemplates");
-    for (i, t) in within_maximum(groups.unwrap_or_default()).iter().enumerate() {
+    // Every rule set walks the tree for every request: each string is written once.
+    let key = |name: &str| {
+        let mut key = String::with_capacity(parent_key.len() + 1 + name.len());
+        key.push_str(&parent_key);
+        key.push('/');
+        key.push_str(name);
+        key
+    };
+    let groups = within_maximum(groups.unwrap_or_default());
+    let list = if groups.is_empty() { Path::default() } else { parent_path.child("podGroupTemplates") };
+    for (i, t) in groups.iter().enumerate() {
         out.push(GroupSpec {
             origin: GroupOrigin::WorkloadTemplate,
-            path: list.index(i),
-            key: format!("{parent_key}/{}", t.name),
+            key: key(&t.name),
             name: Some(&t.name),
             parent,
             depth,
-            ..GroupSpec::of_group_137(&t.scheduling_policy, GroupFields137::of_template(t))
+            ..GroupSpec::of_group_137(list.index(i), &t.scheduling_policy, GroupFields137::of_template(t))
         });
     }
-    let list = parent_path.child("compositePodGroupTemplates");
-    for (i, t) in within_maximum(composites.unwrap_or_default()).iter().enumerate() {
+    let composites = within_maximum(composites.unwrap_or_default());
+    let list = if composites.is_empty() { Path::default() } else { parent_path.child("compositePodGroupTemplates") };
+    for (i, t) in composites.iter().enumerate() {
         let index = out.len();
         out.push(GroupSpec {
             origin: GroupOrigin::CompositeTemplate,
             path: list.index(i),
-            key: format!("{parent_key}/{}", t.name),
+            key: key(&t.name),
             name: Some(&t.name),
             parent,
             depth,
@@ -384,7 +393,11 @@ impl PodGroup {
                     .as_ref()
                     .map(Disruption::of_137)
                     .or(Some(DEFAULT_DISRUPTION_137)),
-                ..GroupSpec::of_group_137(&pg.spec.scheduling_policy, GroupFields137::of_pod_group(pg))
+                ..GroupSpec::of_group_137(
+                    Path::new("spec"),
+                    &pg.spec.scheduling_policy,
+                    GroupFields137::of_pod_group(pg),
+                )
             },
         }
     }
