@@ -22,6 +22,8 @@ mod bench_case;
 mod demo;
 mod fuzz_seeds;
 #[cfg(feature = "host")]
+mod kwctl_bench;
+#[cfg(feature = "host")]
 mod policy_server_bench;
 
 #[derive(Parser)]

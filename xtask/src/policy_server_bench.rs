@@ -16,7 +16,8 @@
 //! are medians over the R rounds. Each scenario's policy has an entry with exactly the
 //! scenario's settings. `--write` replaces the text between the markers in FILE; `--check`
 //! fails when a policy's throughput is below a third of the baseline's (the queue row's labelled
-//! Job: of the unlabelled Job's). Prints one "skipped:"
+//! Job: of the unlabelled Job's). The Job controller's pair is then timed by `kwctl bench`
+//! too, against the baseline (`kwctl_bench`). Prints one "skipped:"
 //! line and exits 0 without policy-server or kwctl (fails instead when `CI` is set).
 
 use std::collections::BTreeMap;
@@ -625,6 +626,8 @@ pub fn run(args: &Args) -> Result<bool, String> {
         ));
     }
     out.push_str(&at_baseline_lines(&measured));
+    // Run once policy-server has stopped, so the two do not share the cores.
+    out.push_str(&crate::kwctl_bench::at_baseline_table(&kwctl, &modules["bundle"], &modules["baseline"], tmp.path())?);
     out.push_str(&format!(
         "\npolicy-server's resident memory: {:.0} MiB after the warm-up ({WARM_UP} requests to each entry), {:.0} MiB \
          at the end.\n",
