@@ -130,17 +130,15 @@ pub fn human(report: &Report, files: &[SourceFile], style: Style) -> String {
             style.dim("[api-version]")
         );
     }
-    for doc in &report.refused {
-        let location = style.bold(&format!("{}:{}:{}:", doc.file, doc.line, doc.column));
-        let label = label(&doc.kind, &doc.namespace, &doc.name);
-        let _ =
-            writeln!(out, "{location} {}: {label}: {} {}", style.error("error"), doc.message, style.dim("[apiserver]"));
-    }
-    for note in &report.notes {
-        let location = style.bold(&format!("{}:{}:{}:", note.file, note.line, note.column));
-        let label = label(&note.kind, &note.namespace, &note.name);
-        let gate = style.dim(&format!("[{}]", gangwarden_manifests::GROUP_CLAIMS_GATE));
-        let _ = writeln!(out, "{location} {}: {label}: {} {gate}", style.note("note"), note.message);
+    let placed = report.refused.iter().map(|doc| (&doc.at, style.error("error"), &doc.message, "apiserver"));
+    let notes = report
+        .notes
+        .iter()
+        .map(|note| (&note.at, style.note("note"), &note.message, gangwarden_manifests::GROUP_CLAIMS_GATE));
+    for (at, severity, message, tag) in placed.chain(notes) {
+        let location = style.bold(&format!("{}:{}:{}:", at.file, at.line, at.column));
+        let label = label(&at.kind, &at.namespace, &at.name);
+        let _ = writeln!(out, "{location} {severity}: {label}: {message} {}", style.dim(&format!("[{tag}]")));
     }
     let s = &report.summary;
     let mut parts = vec![format!("{} accepted", s.accepted), format!("{} rejected", s.rejected)];
@@ -254,10 +252,10 @@ pub fn junit(report: &Report) -> String {
     });
     let refused = report.refused.iter().map(|doc| {
         (
-            format!("{} [apiserver]", label(&doc.kind, &doc.namespace, &doc.name)),
-            &doc.file,
-            doc.line,
-            doc.column,
+            format!("{} [apiserver]", label(&doc.at.kind, &doc.at.namespace, &doc.at.name)),
+            &doc.at.file,
+            doc.at.line,
+            doc.at.column,
             &doc.message,
         )
     });
@@ -354,7 +352,7 @@ pub fn sarif(report: &Report) -> String {
         results.push(result("api-version", "error", &doc.message, &doc.file, doc.line, doc.column));
     }
     for doc in &report.refused {
-        results.push(result("apiserver", "error", &doc.message, &doc.file, doc.line, doc.column));
+        results.push(result("apiserver", "error", &doc.message, &doc.at.file, doc.at.line, doc.at.column));
     }
     let log = json!({
         "version": "2.1.0",

@@ -536,6 +536,13 @@ fn queues(d: &mut Draw, pod_sets: &[PodSetDemand]) -> Vec<Value> {
     ]
 }
 
+/// `count` scenarios from a fixed seed: the non-vacuity tests judge the same ones every run.
+fn deterministic_scenarios(count: usize) -> impl Iterator<Item = Scenario> {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = proptest::collection::vec(any::<u32>(), 400);
+    (0..count).map(move |_| scenario(&strategy.new_tree(&mut runner).expect("choices").current()))
+}
+
 fn scenario(choices: &[u32]) -> Scenario {
     let d = &mut Draw { choices, at: 0 };
     let mut nodes = nodes(d);
@@ -1033,12 +1040,8 @@ proptest! {
 /// often enough (a pod or a gang no longer fits), so the property above tests real checks.
 #[test]
 fn the_oracle_builds_scenarios_the_rules_can_judge() {
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let strategy = proptest::collection::vec(any::<u32>(), 400);
     let (mut judged, mut tight, mut volcano) = (0, 0, (0, 0));
-    for _ in 0..400 {
-        let choices = strategy.new_tree(&mut runner).expect("choices").current();
-        let mut s = scenario(&choices);
+    for mut s in deterministic_scenarios(400) {
         // Halve what every node offers: most scenarios that placed something no longer fit.
         for node in s.cluster.iter_mut().filter(|o| o["kind"] == "Node") {
             for (name, v) in node["status"]["allocatable"].as_object_mut().into_iter().flatten() {
@@ -1066,12 +1069,8 @@ fn the_oracle_builds_scenarios_the_rules_can_judge() {
 /// slices (the MIG partitions and the other driver's devices stay) are found out.
 #[test]
 fn the_dra_oracle_builds_scenarios_the_rules_can_judge() {
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let strategy = proptest::collection::vec(any::<u32>(), 400);
     let (mut judged, mut found) = (0, 0);
-    for _ in 0..400 {
-        let choices = strategy.new_tree(&mut runner).expect("choices").current();
-        let mut s = scenario(&choices);
+    for mut s in deterministic_scenarios(400) {
         // A PodGroup's minResources claim no devices.
         if !s.cluster.iter().any(|o| o["kind"] == "ResourceSlice") || s.object["kind"] == "PodGroup" {
             continue;
@@ -1092,12 +1091,8 @@ fn the_dra_oracle_builds_scenarios_the_rules_can_judge() {
 /// node's pool make gang findings that rest on the devices.
 #[test]
 fn the_dra_oracle_builds_gangs_the_rules_can_judge() {
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let strategy = proptest::collection::vec(any::<u32>(), 400);
     let (mut judged, mut found) = (0, 0);
-    for _ in 0..800 {
-        let choices = strategy.new_tree(&mut runner).expect("choices").current();
-        let mut s = scenario(&choices);
+    for mut s in deterministic_scenarios(800) {
         if !s.cluster.iter().any(|o| o["kind"] == "ResourceSlice") {
             continue;
         }
@@ -1135,12 +1130,8 @@ fn quota_units(text: &str) -> (u128, &'static str) {
 /// group are found out by `topology.queue-quota`'s one-flavor-per-group finding.
 #[test]
 fn the_group_check_finds_pod_sets_no_one_flavor_holds() {
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let strategy = proptest::collection::vec(any::<u32>(), 400);
     let (mut judged, mut tight) = (0, 0);
-    for _ in 0..2000 {
-        let choices = strategy.new_tree(&mut runner).expect("choices").current();
-        let mut s = scenario(&choices);
+    for mut s in deterministic_scenarios(2000) {
         let Some(cq) = s.cluster.iter_mut().find(|o| o["kind"] == "ClusterQueue") else { continue };
         if cq["spec"].get("cohortName").is_some() {
             continue;
@@ -1197,12 +1188,8 @@ fn the_group_check_finds_pod_sets_no_one_flavor_holds() {
 /// some scenarios outside a cohort that asked for something are found out.
 #[test]
 fn the_queue_oracle_builds_scenarios_the_rules_can_judge() {
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let strategy = proptest::collection::vec(any::<u32>(), 400);
     let (mut judged, mut tight) = (0, 0);
-    for _ in 0..2000 {
-        let choices = strategy.new_tree(&mut runner).expect("choices").current();
-        let mut s = scenario(&choices);
+    for mut s in deterministic_scenarios(2000) {
         let Some(cq) = s.cluster.iter_mut().find(|o| o["kind"] == "ClusterQueue") else { continue };
         if cq["spec"].get("cohortName").is_some() {
             continue;
@@ -1226,12 +1213,8 @@ fn the_queue_oracle_builds_scenarios_the_rules_can_judge() {
 /// (above zero) halved, Volcano Jobs and PodGroups that asked for something are found out.
 #[test]
 fn the_volcano_queue_oracle_builds_scenarios_the_rules_can_judge() {
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let strategy = proptest::collection::vec(any::<u32>(), 400);
     let (mut judged, mut found) = (0, 0);
-    for _ in 0..600 {
-        let choices = strategy.new_tree(&mut runner).expect("choices").current();
-        let mut s = scenario(&choices);
+    for mut s in deterministic_scenarios(600) {
         let Some(queue) = s.cluster.iter_mut().find(|o| o["kind"] == "Queue") else { continue };
         let mut halved = false;
         for (name, v) in queue["spec"]["capability"].as_object_mut().into_iter().flatten() {

@@ -384,18 +384,27 @@ pub struct UnservedDocument {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiserverRefusal {
+    #[serde(flatten)]
+    pub at: Place,
+    pub api_version: String,
+    pub message: String,
+}
+
+/// Which document, object and field a refusal or a note is about, and where that field is
+/// written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Place {
     pub file: String,
     pub document: usize,
     pub item: Option<usize>,
     /// Where `path` (or its nearest written ancestor) is in the file, 1-based.
     pub line: usize,
     pub column: usize,
-    pub api_version: String,
     pub kind: String,
     pub namespace: String,
     pub name: String,
     pub path: String,
-    pub message: String,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -423,15 +432,8 @@ pub struct Summary {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Note {
-    pub file: String,
-    pub document: usize,
-    pub item: Option<usize>,
-    pub line: usize,
-    pub column: usize,
-    pub kind: String,
-    pub namespace: String,
-    pub name: String,
-    pub path: String,
+    #[serde(flatten)]
+    pub at: Place,
     pub message: String,
 }
 
@@ -683,22 +685,26 @@ fn run(input: &Input, mut clock: Option<&mut dyn FnMut() -> f64>) -> Result<Repo
         let request = admission_request(&uid, operation, &doc.document.value, old_doc.map(|o| &o.document.value));
         let request_json = request.to_string();
         let review = AdmissionRequest::parse(&request_json).and_then(|r| r.review());
-        if let (Some(version), Ok(Some(review))) = (input.kubernetes_version, &review)
-            && let Some(error) = apiserver_refusal(version, review)
-        {
-            let path = error.path.to_string();
+        let place = |path: String| {
             let located = doc.document.node.locate(&path);
-            report.refused.push(ApiserverRefusal {
+            Place {
                 file: file.clone(),
                 document: doc.document.index,
                 item: doc.document.item,
                 line: located.line,
                 column: located.column,
-                api_version: gvk.api_version(),
                 kind: gvk.kind.clone(),
                 namespace: request["namespace"].as_str().unwrap_or_default().to_string(),
                 name: doc.name().to_string(),
                 path,
+            }
+        };
+        if let (Some(version), Ok(Some(review))) = (input.kubernetes_version, &review)
+            && let Some(error) = apiserver_refusal(version, review)
+        {
+            report.refused.push(ApiserverRefusal {
+                at: place(error.path.to_string()),
+                api_version: gvk.api_version(),
                 message: error.to_string(),
             });
         }
@@ -707,20 +713,11 @@ fn run(input: &Input, mut clock: Option<&mut dyn FnMut() -> f64>) -> Result<Repo
                 review.object.group_specs().iter().filter(|g| g.resource_claims.as_ref().is_some_and(|c| !c.is_empty()))
             {
                 let path = group.path.child("resourceClaims").to_string();
-                let located = doc.document.node.locate(&path);
                 report.notes.push(Note {
-                    file: file.clone(),
-                    document: doc.document.index,
-                    item: doc.document.item,
-                    line: located.line,
-                    column: located.column,
-                    kind: gvk.kind.clone(),
-                    namespace: request["namespace"].as_str().unwrap_or_default().to_string(),
-                    name: doc.name().to_string(),
                     message: format!(
                         "{path}: the apiserver drops these group claims where the {GROUP_CLAIMS_GATE} feature gate is off (beta, off by default in Kubernetes 1.36 to 1.38): the pods then get their own claims from the templates, and a ResourceClaim they name is reserved for each of them (at most 256)"
                     ),
-                    path,
+                    at: place(path),
                 });
             }
         }
