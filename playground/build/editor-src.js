@@ -66,7 +66,7 @@ export function createEditor({ host, doc, label, onChange }) {
     setText(text) {
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
     },
-    // diagnostics: [{line, column, severity: "error" | "warning", message}]
+    // diagnostics: [{line, column, severity: "error" | "warning" | "info", message}]
     setDiagnostics(diagnostics) {
       const doc = view.state.doc;
       const list = diagnostics.map((d) => {

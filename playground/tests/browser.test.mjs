@@ -345,6 +345,37 @@ spec:
   await context.close();
 });
 
+test("group claims get the CLI's note: the apiserver drops them where DRAWorkloadResourceClaims is off", async () => {
+  const { context, page } = await open("/");
+  await firstVerdict(page);
+  await editorReady(page);
+  const podGroup = [
+    "apiVersion: scheduling.k8s.io/v1beta1",
+    "kind: PodGroup",
+    "metadata: {name: workers, namespace: ml}",
+    "spec:",
+    "  schedulingPolicy: {gang: {minCount: 2}}",
+    "  resourceClaims:",
+    "  - {name: gpus, resourceClaimTemplateName: gpu-template}",
+    "",
+  ].join("\n");
+  await pasteManifests(page, podGroup, { typed: false });
+  const report = await page.evaluate(() => window.__pg.lastResult);
+  const message =
+    "spec.resourceClaims: the apiserver drops these group claims where the DRAWorkloadResourceClaims feature gate is off (beta, off by default in Kubernetes 1.36 to 1.38): the pods then get their own claims from the templates, and a ResourceClaim they name is reserved for each of them (at most 256)";
+  assert.deepEqual(report.notes.map((n) => [n.kind, n.name, n.path, n.line, n.message]), [["PodGroup", "workers", "spec.resourceClaims", 6, message]]);
+  const note = page.locator("#notes li.note");
+  assert.equal(await note.count(), 1);
+  assert.equal(await note.textContent(), `note PodGroup ml/workers: ${message} line 6`);
+  assert.equal(await note.locator("button.jump").textContent(), "line 6");
+
+  // Without group claims there is nothing to note.
+  await pasteManifests(page, podGroup.replace(/  resourceClaims:\n.*\n/, ""), { typed: false });
+  assert.deepEqual((await page.evaluate(() => window.__pg.lastResult)).notes, []);
+  assert.equal(await page.locator("#notes").count(), 0);
+  await context.close();
+});
+
 test("the Kubernetes version choice: 1.38's apiserver refuses spec.scheduling next to a schedulingGroup, 1.37 only warns", async () => {
   const { context, page } = await open("/");
   await firstVerdict(page);

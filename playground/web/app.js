@@ -348,6 +348,19 @@ function render(report, roundTripMs) {
     );
     for (const r of refusals) if (r.file === MANIFESTS_FILE && r.line) diagnostics.push({ line: r.line, column: r.column, severity: "error", message: `${r.message} [${r.category}]` });
   }
+  // Group claims the apiserver drops where a feature gate is off: no policy sees them go.
+  const notes = report.notes ?? [];
+  if (notes.length) {
+    out.push(
+      el(
+        "div",
+        { class: "notes", id: "notes" },
+        el("strong", {}, "Notes: what no policy can see from inside the cluster"),
+        el("ul", { class: "findings" }, notes.map((n) => el("li", { class: "note" }, el("span", { class: "v noted" }, "note"), " ", `${docLabel(n)}: ${n.message} `, jumpButton(n.file, n.line, n.column)))),
+      ),
+    );
+    for (const n of notes) if (n.file === MANIFESTS_FILE && n.line) diagnostics.push({ line: n.line, column: n.column, severity: "info", message: n.message });
+  }
   const skipped = report.skipped ?? [];
   if (skipped.length) {
     out.push(el("p", { class: "timing" }, `Not guarded by any policy (accepted untouched): ${skipped.map((s) => `${s.kind ?? "?"} at ${s.file}:${s.line}`).join(", ")}`));
