@@ -336,31 +336,21 @@ function render(report, roundTripMs) {
   } else if (!errors.length) {
     out.push(el("p", {}, "No document to check: paste a Workload, PodGroup, Pod or Kubeflow job."));
   }
-  const refusals = apiserverRefusals(report);
-  if (refusals.length) {
-    out.push(
-      el(
-        "div",
-        { class: "error", id: "apiserver" },
-        el("strong", {}, `Refused by the Kubernetes ${report.kubernetesVersion} apiserver, before any policy:`),
-        el("ul", { class: "findings" }, refusals.map((r) => el("li", { class: "violation" }, el("span", { class: "v rejected" }, "refused"), " ", `${docLabel(r)}: ${r.message} `, el("span", { class: "timing" }, `[${r.category}]`), " ", jumpButton(r.file, r.line, r.column)))),
-      ),
-    );
-    for (const r of refusals) if (r.file === MANIFESTS_FILE && r.line) diagnostics.push({ line: r.line, column: r.column, severity: "error", message: `${r.message} [${r.category}]` });
-  }
+  placedFindings(out, diagnostics, apiserverRefusals(report), {
+    box: { class: "error", id: "apiserver" },
+    title: `Refused by the Kubernetes ${report.kubernetesVersion} apiserver, before any policy:`,
+    item: "violation",
+    badge: ["v rejected", "refused"],
+    severity: "error",
+  });
   // Group claims the apiserver drops where a feature gate is off: no policy sees them go.
-  const notes = report.notes ?? [];
-  if (notes.length) {
-    out.push(
-      el(
-        "div",
-        { class: "notes", id: "notes" },
-        el("strong", {}, "Notes: what no policy can see from inside the cluster"),
-        el("ul", { class: "findings" }, notes.map((n) => el("li", { class: "note" }, el("span", { class: "v noted" }, "note"), " ", `${docLabel(n)}: ${n.message} `, jumpButton(n.file, n.line, n.column)))),
-      ),
-    );
-    for (const n of notes) if (n.file === MANIFESTS_FILE && n.line) diagnostics.push({ line: n.line, column: n.column, severity: "info", message: n.message });
-  }
+  placedFindings(out, diagnostics, report.notes ?? [], {
+    box: { class: "notes", id: "notes" },
+    title: "Notes: what no policy can see from inside the cluster",
+    item: "note",
+    badge: ["v noted", "note"],
+    severity: "info",
+  });
   const skipped = report.skipped ?? [];
   if (skipped.length) {
     out.push(el("p", { class: "timing" }, `Not guarded by any policy (accepted untouched): ${skipped.map((s) => `${s.kind ?? "?"} at ${s.file}:${s.line}`).join(", ")}`));
@@ -368,6 +358,16 @@ function render(report, roundTripMs) {
   $("verdicts").replaceChildren(...out);
   $("summary").textContent = summaryText(report, roundTripMs);
   if (editor) editor.setDiagnostics(diagnostics);
+}
+
+/// A list of what is said of a place in a document (an apiserver refusal, a note), each with a
+/// jump to its line and a mark in the editor; `category`, when set, is shown as a tag.
+function placedFindings(out, diagnostics, found, { box, title, item, badge, severity }) {
+  if (!found.length) return;
+  const tag = (f) => (f.category ? ` [${f.category}]` : "");
+  const entry = (f) => [el("span", { class: badge[0] }, badge[1]), " ", `${docLabel(f)}: ${f.message} `, ...(f.category ? [el("span", { class: "timing" }, `[${f.category}]`), " "] : []), jumpButton(f.file, f.line, f.column)];
+  out.push(el("div", box, el("strong", {}, title), el("ul", { class: "findings" }, found.map((f) => el("li", { class: item }, ...entry(f))))));
+  for (const f of found) if (f.file === MANIFESTS_FILE && f.line) diagnostics.push({ line: f.line, column: f.column, severity, message: `${f.message}${tag(f)}` });
 }
 
 function renderDocument(doc, i, ruleSets, diagnostics) {
