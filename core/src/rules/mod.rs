@@ -1,6 +1,8 @@
 //! The rule sets. Each is a [`RuleSet`]; [`bundle::Bundle`] runs them all, and
 //! [`crate::engine`] runs one over a validation payload.
 
+use std::borrow::Cow;
+
 use serde::de::DeserializeOwned;
 
 use crate::cluster::Cluster;
@@ -14,6 +16,21 @@ pub mod gang;
 pub mod meta;
 pub mod run_policy;
 pub mod topology;
+
+/// A setting that lists names. Its default entries are borrowed from the module, so a request
+/// with no settings makes no string for them; a user's list is read as owned strings.
+pub type Names = Vec<Cow<'static, str>>;
+
+/// Reads a [`Names`] setting with the decoder of the other string lists (a decoder of its own
+/// would add a kilobyte to every module).
+pub fn read_names<'de, D: serde::Deserializer<'de>>(names: D) -> Result<Names, D::Error> {
+    Ok(<Vec<String> as serde::Deserialize>::deserialize(names)?.into_iter().map(Cow::Owned).collect())
+}
+
+/// `defaults` as a [`Names`] setting.
+pub fn names(defaults: &[&'static str]) -> Names {
+    defaults.iter().map(|&name| Cow::Borrowed(name)).collect()
+}
 
 /// One set of rules with its settings.
 pub trait RuleSet {

@@ -1,5 +1,7 @@
 //! Looking up a Pod's PodGroup across the served versions, and the setting that orders them.
 
+use std::borrow::Cow;
+
 use super::*;
 use crate::cluster::{Cluster, LookupError, Query};
 
@@ -41,7 +43,7 @@ pub fn find_in_versions(
 }
 
 /// Reads the setting `schedulingApiVersions`: known versions, each once, at least one.
-pub fn parse_lookup_versions(versions: &[String]) -> Result<Vec<Version>, String> {
+pub fn parse_lookup_versions(versions: &[Cow<'static, str>]) -> Result<Vec<Version>, String> {
     if versions.is_empty() {
         return Err("schedulingApiVersions: must list at least one version".into());
     }
@@ -63,6 +65,6 @@ pub fn parse_lookup_versions(versions: &[String]) -> Result<Vec<Version>, String
 }
 
 /// The default of the setting `schedulingApiVersions`.
-pub fn default_lookup_versions() -> Vec<String> {
-    DEFAULT_LOOKUP_VERSIONS.iter().map(|v| v.to_string()).collect()
+pub fn default_lookup_versions() -> Vec<Cow<'static, str>> {
+    DEFAULT_LOOKUP_VERSIONS.iter().map(|&v| Cow::Borrowed(v)).collect()
 }

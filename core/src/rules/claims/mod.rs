@@ -19,8 +19,8 @@ use crate::pod::{Pod, PodSpec};
 use crate::review::kinds;
 use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
-use crate::rules::RuleSet;
 use crate::rules::gang::{find_template, get_workload};
+use crate::rules::{Names, RuleSet};
 use crate::scheduling::{self, GroupClaim as Claim, GroupSpec, PodGroup, Version};
 use crate::verdict::Verdict;
 
@@ -126,7 +126,8 @@ pub struct Settings {
     /// Reject, rather than warn, when a cluster lookup fails.
     pub fail_on_lookup_error: bool,
     /// The `scheduling.k8s.io` versions a Pod's PodGroup is looked up in, in order.
-    pub scheduling_api_versions: Vec<String>,
+    #[serde(deserialize_with = "crate::rules::read_names")]
+    pub scheduling_api_versions: Names,
 }
 
 impl Default for Settings {

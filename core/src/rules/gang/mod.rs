@@ -17,7 +17,7 @@ use crate::pod::Pod;
 use crate::review::kinds;
 use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
-use crate::rules::RuleSet;
+use crate::rules::{Names, RuleSet};
 use crate::scheduling::{
     self, COMPOSITE_VERSION, CompositePodGroup, Disruption, GroupOrigin, GroupSpec, PodGroup, TemplateRef, Version,
     Workload, Workload136, Workload137,
@@ -328,7 +328,8 @@ pub struct Settings {
     /// Reject, rather than warn, when a cluster lookup fails.
     pub fail_on_lookup_error: bool,
     /// The `scheduling.k8s.io` versions a Pod's PodGroup is looked up in, in order.
-    pub scheduling_api_versions: Vec<String>,
+    #[serde(deserialize_with = "crate::rules::read_names")]
+    pub scheduling_api_versions: Names,
 }
 
 impl Default for Settings {

@@ -247,7 +247,7 @@ pub(super) fn check_run_policy(settings: &Settings, job: &KubeflowJob, v: &mut V
     let allowed: Vec<&str> = if job.is_mpi_operator() {
         super::mpi_operator::MANAGED_BY.to_vec()
     } else {
-        settings.allowed_managed_by.iter().map(String::as_str).collect()
+        settings.allowed_managed_by.iter().map(|m| m.as_ref()).collect()
     };
     if let Some(m) = rp.managed_by.as_deref().filter(|m| !allowed.contains(m)) {
         v.deny(MANAGED_BY, FieldError::not_supported(rp_path.child("managedBy"), m, &allowed));

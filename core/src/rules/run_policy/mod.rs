@@ -17,7 +17,7 @@ use crate::pod::Container;
 use crate::review::kinds;
 use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
-use crate::rules::RuleSet;
+use crate::rules::{Names, RuleSet, names};
 use crate::trainer::TrainerKind;
 use crate::verdict::Verdict;
 
@@ -269,7 +269,8 @@ pub struct Settings {
     /// default `None`, or as `defaultCleanPodPolicy`). Unset: all three.
     pub allowed_clean_pod_policies: Option<Vec<String>>,
     /// The controllers `runPolicy.managedBy` may name.
-    pub allowed_managed_by: Vec<String>,
+    #[serde(deserialize_with = "crate::rules::read_names")]
+    pub allowed_managed_by: Names,
     /// Filled into `runPolicy.ttlSecondsAfterFinished` when a job leaves it out.
     pub default_ttl_seconds_after_finished: Option<i32>,
     /// Filled into `runPolicy.cleanPodPolicy` when a job leaves it out (MPIJob: and leaves
@@ -290,7 +291,7 @@ impl Default for Settings {
             max_active_deadline_seconds: None,
             max_backoff_limit: None,
             allowed_clean_pod_policies: None,
-            allowed_managed_by: UPSTREAM_MANAGED_BY.iter().map(|s| s.to_string()).collect(),
+            allowed_managed_by: names(&UPSTREAM_MANAGED_BY),
             default_ttl_seconds_after_finished: None,
             default_clean_pod_policy: None,
             default_restart_policy: None,

@@ -17,7 +17,7 @@ use crate::names::{self, check};
 use crate::review::kinds;
 use crate::review::{Resource, Review};
 use crate::rules::RuleInfo;
-use crate::rules::RuleSet;
+use crate::rules::{Names, RuleSet, names};
 use crate::scheduling::{Disruption, GroupOrigin, GroupSpec};
 use crate::trainer::{Runtime, TrainJob};
 use crate::verdict::Verdict;
@@ -189,7 +189,8 @@ pub struct Settings {
     pub queue_check: QueueCheck,
     /// The frameworks the cluster's Kueue manages (its `integrations.frameworks`): a labelled
     /// object of another kind gets no queue finding, since Kueue ignores its label.
-    pub kueue_frameworks: Vec<String>,
+    #[serde(deserialize_with = "crate::rules::read_names")]
+    pub kueue_frameworks: Names,
 }
 
 impl Default for Settings {
@@ -203,7 +204,7 @@ impl Default for Settings {
             capacity_ignored_resources: Vec::new(),
             capacity_added_tolerations: Vec::new(),
             queue_check: QueueCheck::Warn,
-            kueue_frameworks: queue::KUEUE_DEFAULT_FRAMEWORKS.iter().map(|f| f.to_string()).collect(),
+            kueue_frameworks: names(&queue::KUEUE_DEFAULT_FRAMEWORKS),
         }
     }
 }

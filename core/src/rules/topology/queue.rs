@@ -69,14 +69,14 @@ pub const KUEUE_DEFAULT_FRAMEWORKS: [&str; 12] = [
 ];
 
 /// The setting `kueueFrameworks`: at least one, each a Kueue framework, none twice.
-pub fn validate_frameworks(frameworks: &[String]) -> Result<(), String> {
+pub fn validate_frameworks(frameworks: &[Cow<'static, str>]) -> Result<(), String> {
     if frameworks.is_empty() {
         return Err("kueueFrameworks: must list at least one framework (Kueue itself reads an empty \
                     integrations.frameworks as [\"batch/job\"])"
             .into());
     }
     for (i, f) in frameworks.iter().enumerate() {
-        if !KUEUE_FRAMEWORKS.contains(&f.as_str()) {
+        if !KUEUE_FRAMEWORKS.contains(&f.as_ref()) {
             let supported: Vec<String> = KUEUE_FRAMEWORKS.iter().map(|k| format!("{k:?}")).collect();
             return Err(format!(
                 "kueueFrameworks[{i}]: Unsupported value: {f:?}: supported values: {}",
