@@ -63,8 +63,3 @@ pub fn parse_lookup_versions(versions: &[Cow<'static, str>]) -> Result<Vec<Versi
     }
     Ok(out)
 }
-
-/// The default of the setting `schedulingApiVersions`.
-pub fn default_lookup_versions() -> Vec<Cow<'static, str>> {
-    DEFAULT_LOOKUP_VERSIONS.iter().map(|&v| Cow::Borrowed(v)).collect()
-}

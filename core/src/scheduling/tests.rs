@@ -94,7 +94,7 @@ fn versions_serve_their_kinds() {
     assert_eq!(Version::V1.api_version(), "scheduling.k8s.io/v1");
     assert_eq!(Version::parse("v2"), None);
     assert_eq!(
-        parse_lookup_versions(&default_lookup_versions()).unwrap(),
+        parse_lookup_versions(&crate::rules::names(&DEFAULT_LOOKUP_VERSIONS)).unwrap(),
         [Version::V1, Version::V1beta1, Version::V1alpha3, Version::V1alpha2]
     );
 }

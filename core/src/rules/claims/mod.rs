@@ -20,7 +20,7 @@ use crate::review::kinds;
 use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
 use crate::rules::gang::{find_template, get_workload};
-use crate::rules::{Names, RuleSet};
+use crate::rules::{Names, RuleSet, names};
 use crate::scheduling::{self, GroupClaim as Claim, GroupSpec, PodGroup, Version};
 use crate::verdict::Verdict;
 
@@ -137,7 +137,7 @@ impl Default for Settings {
             allowed_claim_templates: None,
             require_claim_sources_exist: false,
             fail_on_lookup_error: false,
-            scheduling_api_versions: scheduling::default_lookup_versions(),
+            scheduling_api_versions: names(&scheduling::DEFAULT_LOOKUP_VERSIONS),
         }
     }
 }

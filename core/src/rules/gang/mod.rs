@@ -17,7 +17,7 @@ use crate::pod::Pod;
 use crate::review::kinds;
 use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
-use crate::rules::{Names, RuleSet};
+use crate::rules::{Names, RuleSet, names};
 use crate::scheduling::{
     self, COMPOSITE_VERSION, CompositePodGroup, Disruption, GroupOrigin, GroupSpec, PodGroup, TemplateRef, Version,
     Workload, Workload136, Workload137,
@@ -339,7 +339,7 @@ impl Default for Settings {
             require_gang_for_jobs_with_at_least: None,
             forbid_user_priority: true,
             fail_on_lookup_error: false,
-            scheduling_api_versions: scheduling::default_lookup_versions(),
+            scheduling_api_versions: names(&scheduling::DEFAULT_LOOKUP_VERSIONS),
         }
     }
 }
