@@ -10,6 +10,7 @@ use crate::rules::claims::{self, Claims};
 use crate::rules::gang::{self, Gang};
 use crate::rules::run_policy::{self, RunPolicyRules};
 use crate::rules::topology::{self, Topology};
+use crate::scheduling::GroupSpec;
 use crate::verdict::Verdict;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -35,14 +36,14 @@ impl RuleSet for Bundle {
         Topology::validate_settings(&s.topology).map_err(|e| format!("topology.{e}"))
     }
 
-    fn check(s: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
+    fn check_groups(s: &Settings, review: &Review, groups: &[GroupSpec], cluster: &dyn Cluster) -> Verdict {
         // The rule sets read some objects alike (a TrainJob's runtime): each is asked for once.
         let memo = Memo::new(cluster);
         let cluster = &memo;
-        let mut verdict = Gang::check(&s.gang, review, cluster);
-        verdict.merge(Claims::check(&s.claims, review, cluster));
-        verdict.merge(RunPolicyRules::check(&s.run_policy, review, cluster));
-        verdict.merge(Topology::check(&s.topology, review, cluster));
+        let mut verdict = Gang::check_groups(&s.gang, review, groups, cluster);
+        verdict.merge(Claims::check_groups(&s.claims, review, groups, cluster));
+        verdict.merge(RunPolicyRules::check_groups(&s.run_policy, review, groups, cluster));
+        verdict.merge(Topology::check_groups(&s.topology, review, groups, cluster));
         verdict
     }
 }

@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 
 use crate::cluster::Cluster;
 use crate::review::Review;
+use crate::scheduling::GroupSpec;
 use crate::verdict::Verdict;
 
 pub mod bundle;
@@ -44,7 +45,14 @@ pub trait RuleSet {
     /// Checks that go beyond the settings' types (ranges, combinations).
     fn validate_settings(settings: &Self::Settings) -> Result<(), String>;
 
-    fn check(settings: &Self::Settings, review: &Review, cluster: &dyn Cluster) -> Verdict;
+    /// Checks the review; `groups` are its object's group specs
+    /// ([`crate::review::Resource::group_specs`]), made once for every rule set that reads them.
+    fn check_groups(settings: &Self::Settings, review: &Review, groups: &[GroupSpec], cluster: &dyn Cluster)
+    -> Verdict;
+
+    fn check(settings: &Self::Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
+        Self::check_groups(settings, review, &review.object.group_specs(), cluster)
+    }
 }
 
 /// A rule's stable id (used in messages and docs), its number in the rule catalogue, and

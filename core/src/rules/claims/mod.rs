@@ -158,7 +158,7 @@ impl RuleSet for Claims {
         scheduling::parse_lookup_versions(&s.scheduling_api_versions).map(|_| ())
     }
 
-    fn check(settings: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
+    fn check_groups(settings: &Settings, review: &Review, groups: &[GroupSpec], cluster: &dyn Cluster) -> Verdict {
         let mut v = Verdict::default();
         let ns = review.namespace.as_str();
         // A CronJob's job template may change, and shapes every Job created after: its
@@ -178,8 +178,8 @@ impl RuleSet for Claims {
             return v;
         }
         let mut sources = Vec::new();
-        for group in review.object.group_specs() {
-            sources.extend(check_group_claims(settings, &group, &mut v));
+        for group in groups {
+            sources.extend(check_group_claims(settings, group, &mut v));
         }
         // A Pod template is compared with its Job's claims only when those are well formed:
         // the apiserver rejects the Job otherwise, and the comparison would only repeat it.

@@ -362,10 +362,9 @@ impl RuleSet for Gang {
         scheduling::parse_lookup_versions(&s.scheduling_api_versions).map(|_| ())
     }
 
-    fn check(settings: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
+    fn check_groups(settings: &Settings, review: &Review, groups: &[GroupSpec], cluster: &dyn Cluster) -> Verdict {
         let mut v = Verdict::default();
-        let groups = review.object.group_specs();
-        for group in &groups {
+        for group in groups {
             check_group_spec(settings, group, &mut v);
         }
         let ctx = Context { settings, namespace: &review.namespace, cluster };
@@ -375,7 +374,7 @@ impl RuleSet for Gang {
                     Some(Resource::Workload(old)) => Some(old.as_ref()),
                     _ => None,
                 };
-                check_workload(w, old, &groups, &mut v);
+                check_workload(w, old, groups, &mut v);
             }
             (Resource::PodGroup(pg), old) => {
                 let ref_ok = check_pod_group(pg, &mut v);

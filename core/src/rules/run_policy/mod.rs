@@ -18,6 +18,7 @@ use crate::review::kinds;
 use crate::review::{Operation, Resource, Review};
 use crate::rules::RuleInfo;
 use crate::rules::{Names, RuleSet, names};
+use crate::scheduling::GroupSpec;
 use crate::trainer::TrainerKind;
 use crate::verdict::Verdict;
 
@@ -402,7 +403,12 @@ impl RuleSet for RunPolicyRules {
         Ok(())
     }
 
+    /// No run-policy rule reads group specs: none are made for them.
     fn check(settings: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
+        Self::check_groups(settings, review, &[], cluster)
+    }
+
+    fn check_groups(settings: &Settings, review: &Review, _: &[GroupSpec], cluster: &dyn Cluster) -> Verdict {
         let mut v = Verdict::default();
         let old = review.old_object.as_ref();
         match &review.object {

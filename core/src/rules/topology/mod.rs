@@ -252,7 +252,7 @@ impl RuleSet for Topology {
         queue::validate_frameworks(&s.kueue_frameworks)
     }
 
-    fn check(settings: &Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
+    fn check_groups(settings: &Settings, review: &Review, groups: &[GroupSpec], cluster: &dyn Cluster) -> Verdict {
         let mut v = Verdict::default();
         let mut lookups = Vec::new();
         let mut trainjob_runtime = None;
@@ -260,13 +260,13 @@ impl RuleSet for Topology {
         // Groups are matched across an update by what identifies them (a template's names
         // from the top; an object's own spec), never by position.
         let old_by_key: HashMap<&str, &GroupSpec> = old_groups.iter().map(|g| (g.key.as_str(), g)).collect();
-        for group in review.object.group_specs() {
+        for group in groups {
             let old = old_by_key.get(group.key.as_str());
             // Ratchet like the apiserver: a group whose constraint and policy did not change
             // was checked when it was created, and rechecking it (against today's nodes or
             // settings) would block unrelated updates such as finalizer removal.
-            if !old.is_some_and(|old| same_constraints(old, &group)) {
-                check_group_spec(settings, &group, &mut v, &mut lookups);
+            if !old.is_some_and(|old| same_constraints(old, group)) {
+                check_group_spec(settings, group, &mut v, &mut lookups);
             }
             // T-05: a PodGroup's constraints are immutable; in 1.37 also those of every
             // template, of a CompositePodGroup and of a Job (1.36 templates are immutable as a
