@@ -144,3 +144,25 @@ fn mutated_objects_never_make_the_module_fail() {
     }
     assert!(calls > 300, "only {calls} calls");
 }
+
+/// A policy keeps nothing from one request to the next: every bundle case answered again and
+/// again on one instance (as `kwctl bench` calls it, and `bench-case --one-instance`) gets the
+/// answer and the host calls of a fresh instance (as policy-server calls it), each time.
+#[test]
+fn one_instance_answers_every_request_as_a_fresh_one() {
+    let bundle = Policy::load("bundle", &repo_root()).expect("run `make policies` first");
+    let mut cases = 0;
+    for file in case_files("bundle") {
+        let case = Case::load(&file).expect("case");
+        let payload = case.payload("one-instance", &case.settings).expect("payload");
+        let fresh = bundle.call("validate", &payload, case.cluster()).expect("call");
+        let instance = bundle.instance(case.cluster()).expect("instance");
+        for round in 0..3 {
+            let again = instance.evaluate("validate", &payload, std::time::Duration::ZERO);
+            assert_eq!(again.answer, fresh.answer, "{}: call {round}", file.display());
+            assert_eq!(again.host_calls, fresh.host_calls, "{}: call {round}", file.display());
+        }
+        cases += 1;
+    }
+    assert!(cases > 50, "only {cases} bundle cases");
+}

@@ -15,7 +15,7 @@ use {
     std::sync::{Arc, Mutex},
     std::time::Instant,
     wapc::WapcHost,
-    wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre},
+    wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre, wasmtime},
 };
 
 #[cfg(feature = "host")]
@@ -100,6 +100,12 @@ pub struct Evaluation {
 impl Policy {
     /// Loads `<dir>/policy.wasm` and `<dir>/metadata.yml`.
     pub fn load(name: &str, dir: &Path) -> Result<Policy, String> {
+        Policy::load_with(name, dir, false)
+    }
+
+    /// [`Policy::load`]; with `perf_map`, wasmtime writes `/tmp/perf-<pid>.map` so that
+    /// `perf record` names the guest's functions (in a module that keeps its name section).
+    pub fn load_with(name: &str, dir: &Path, perf_map: bool) -> Result<Policy, String> {
         let wasm = dir.join("policy.wasm");
         let bytes = std::fs::read(&wasm)
             .map_err(|e| format!("cannot read {}: {e} (run `make policies` first)", wasm.display()))?;
@@ -109,10 +115,14 @@ impl Policy {
                 .map_err(|e| format!("cannot read {}: {e}", metadata_path.display()))?,
         )
         .map_err(|e| format!("{}: {e}", metadata_path.display()))?;
-        let pre = WasmtimeEngineProviderBuilder::new()
-            .module_bytes(&bytes)
-            .build_pre()
-            .map_err(|e| format!("cannot compile {}: {e}", wasm.display()))?;
+        let mut builder = WasmtimeEngineProviderBuilder::new().module_bytes(&bytes);
+        if perf_map {
+            let mut config = wasmtime::Config::new();
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+            let engine = wasmtime::Engine::new(&config).map_err(|e| format!("cannot start wasmtime: {e}"))?;
+            builder = builder.engine(engine);
+        }
+        let pre = builder.build_pre().map_err(|e| format!("cannot compile {}: {e}", wasm.display()))?;
         let allowed = Allowed {
             resources: metadata.context_aware_resources.into_iter().map(|r| (r.api_version, r.kind)).collect(),
             capabilities: metadata.host_capabilities,
@@ -122,6 +132,14 @@ impl Policy {
 
     /// Calls `operation` with `payload` in a fresh instance whose lookups see `cluster`.
     pub fn call(&self, operation: &str, payload: &[u8], cluster: MemoryCluster) -> Result<Evaluation, String> {
+        let start = Instant::now();
+        let instance = self.instance(cluster)?;
+        let instance_time = start.elapsed();
+        Ok(instance.evaluate(operation, payload, instance_time))
+    }
+
+    /// A fresh instance (`rehydrate` and `wapc_init`) whose lookups see `cluster`.
+    pub fn instance(&self, cluster: MemoryCluster) -> Result<Instance, String> {
         let calls = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&calls);
         let host_time = Arc::new(Mutex::new(Duration::ZERO));
@@ -135,11 +153,34 @@ impl Policy {
             }
             answer
         };
-        let start = Instant::now();
         let engine = self.pre.rehydrate(None).map_err(|e| format!("cannot instantiate {}: {e}", self.name))?;
         let host =
             WapcHost::new(Box::new(engine), Some(Box::new(callback))).map_err(|e| format!("wapc_init failed: {e}"))?;
-        let instance_time = start.elapsed();
+        Ok(Instance { host, calls, host_time })
+    }
+}
+
+#[cfg(feature = "host")]
+/// One instance of a policy module; each call sees what the calls before it left in its
+/// memory, as in `kwctl bench` (policy-server makes a fresh one per request).
+pub struct Instance {
+    host: WapcHost,
+    calls: Arc<Mutex<Vec<HostCall>>>,
+    host_time: Arc<Mutex<Duration>>,
+}
+
+#[cfg(feature = "host")]
+impl Instance {
+    /// Calls `operation` with `payload`; `instance_time` is what making the instance took
+    /// (zero for a call on an instance used before). The host calls and their time are this
+    /// call's alone.
+    pub fn evaluate(&self, operation: &str, payload: &[u8], instance_time: Duration) -> Evaluation {
+        let (calls, host_time) = (&self.calls, &self.host_time);
+        if let (Ok(mut c), Ok(mut t)) = (calls.lock(), host_time.lock()) {
+            c.clear();
+            *t = Duration::ZERO;
+        }
+        let host = &self.host;
         let start = Instant::now();
         let result = host.call(operation, payload);
         let call_time = start.elapsed();
@@ -150,7 +191,7 @@ impl Policy {
         };
         let host_calls = calls.lock().map(|c| c.clone()).unwrap_or_default();
         let host_time = host_time.lock().map(|t| *t).unwrap_or_default();
-        Ok(Evaluation { answer, host_calls, instance_time, call_time, host_time })
+        Evaluation { answer, host_calls, instance_time, call_time, host_time }
     }
 }
 

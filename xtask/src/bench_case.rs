@@ -10,48 +10,71 @@
 //! spends answering the host calls (policy-server answers them from its cache; this host
 //! builds them from the case's JSON), which is printed apart. The answer is checked against
 //! the case's `expect` first.
+//!
+//! With `--one-instance` every request is a `validate` call on one instance, as `kwctl bench`
+//! times them: the guest's own work, with no instantiation. With `--perf-map` wasmtime names
+//! the guest's compiled functions for `perf`, which profiles the guest as it runs in
+//! Kubewarden (BENCHMARKS.md, issue 40, has the recipe).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use gangwarden_harness::case::{Case, check};
-use gangwarden_harness::host::Policy;
+use gangwarden_harness::host::{Evaluation, Policy};
 use gangwarden_harness::repo_root;
 
-pub fn run(dir: &str, case_path: &str, iterations: usize) -> Result<(), String> {
+/// How the requests are made.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct How {
+    /// Every request on one instance (`kwctl bench`), not a fresh one each (policy-server).
+    pub one_instance: bool,
+    /// wasmtime writes a perf map.
+    pub perf_map: bool,
+}
+
+pub fn run(dir: &str, case_path: &str, iterations: usize, how: How) -> Result<(), String> {
     let resolve = |p: &str| {
         let p = PathBuf::from(p);
         if p.is_absolute() { p } else { repo_root().join(p) }
     };
-    let policy = Policy::load(dir, &resolve(dir))?;
+    let policy = Policy::load_with(dir, &resolve(dir), how.perf_map)?;
     let case = Case::load(&resolve(case_path))?;
     let payload = case.payload("bench", &case.settings)?;
     let cluster = case.cluster();
 
-    let first = policy.call("validate", &payload, cluster.clone())?;
+    let one = if how.one_instance { Some(policy.instance(cluster.clone())?) } else { None };
+    let evaluate = || -> Result<Evaluation, String> {
+        match &one {
+            Some(instance) => Ok(instance.evaluate("validate", &payload, Duration::ZERO)),
+            None => policy.call("validate", &payload, cluster.clone()),
+        }
+    };
+    let first = evaluate()?;
     if let Some(expect) = &case.expect {
         check(expect, &first)?;
     }
     let mut times: Vec<Duration> = Vec::with_capacity(iterations);
     let mut host_times: Vec<Duration> = Vec::with_capacity(iterations);
     for _ in 0..iterations {
-        let evaluation = policy.call("validate", &payload, cluster.clone())?;
+        let evaluation = evaluate()?;
         times.push(evaluation.request_time());
         host_times.push(evaluation.host_time);
     }
     times.sort();
     host_times.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    // In µs: a call on one instance takes tens of them.
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
     let at = |q: f64| times.get(((times.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or_default();
     println!(
-        "{case_path}: {iterations} runs, {} host call(s): median {:.2} ms, min {:.2} ms, p90 {:.2} ms, max {:.2} ms \
-         (the host's answers: median {:.2} ms more)",
+        "{case_path}: {iterations} runs{}, {} host call(s): median {:.1} µs, min {:.1} µs, p90 {:.1} µs, max {:.1} µs \
+         (the host's answers: median {:.1} µs more)",
+        if how.one_instance { " on one instance" } else { "" },
         first.host_calls.len(),
-        ms(at(0.5)),
-        ms(at(0.0)),
-        ms(at(0.9)),
-        ms(at(1.0)),
-        ms(host_times.get(host_times.len() / 2).copied().unwrap_or_default()),
+        us(at(0.5)),
+        us(at(0.0)),
+        us(at(0.9)),
+        us(at(1.0)),
+        us(host_times.get(host_times.len() / 2).copied().unwrap_or_default()),
     );
     Ok(())
 }

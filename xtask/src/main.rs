@@ -73,6 +73,14 @@ enum Job {
         /// Requests to time.
         #[arg(default_value_t = 100)]
         iterations: usize,
+        /// Every request on one instance, as `kwctl bench` times them (policy-server makes a
+        /// fresh instance per request, and so does this job without the flag).
+        #[arg(long)]
+        one_instance: bool,
+        /// Have wasmtime write `/tmp/perf-<pid>.map`, so that `perf record` names the guest's
+        /// functions (build the module with its name section: see BENCHMARKS.md).
+        #[arg(long)]
+        perf_map: bool,
     },
     /// The everyday requests through one real policy-server behind the test API server, against
     /// the baseline policy, and the Node lookup's floor there (`make bench`; needs kwctl and
@@ -261,8 +269,9 @@ fn main() -> ExitCode {
             exit("demo", demo::run(&dir).map(|()| true))
         }
         Job::Bench { runs, check, write } => exit("bench", bench::run(runs, check, write)),
-        Job::BenchCase { policy_dir, case, iterations } => {
-            exit("bench-case", bench_case::run(&policy_dir, &case, iterations).map(|()| true))
+        Job::BenchCase { policy_dir, case, iterations, one_instance, perf_map } => {
+            let how = bench_case::How { one_instance, perf_map };
+            exit("bench-case", bench_case::run(&policy_dir, &case, iterations, how).map(|()| true))
         }
         Job::PolicyServerBench { connections, seconds, rounds, check, write } => {
             if seconds.is_nan() || seconds <= 0.0 {
