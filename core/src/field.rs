@@ -54,6 +54,29 @@ impl Path {
     }
 }
 
+/// A field under a path, written out as a [`Path`] only when an error names it: the rules look
+/// at every field and few are wrong, and in the policy modules each path written costs
+/// calls out of the guest (its strings' copies).
+#[derive(Clone, Copy, Debug)]
+pub struct Field<'a> {
+    parent: &'a Path,
+    name: &'a str,
+}
+
+impl Path {
+    pub fn field<'a>(&'a self, name: &'a str) -> Field<'a> {
+        Field { parent: self, name }
+    }
+}
+
+impl Field<'_> {
+    // Out of line: only errors write it, and inlined at each of them it cost module size.
+    #[inline(never)]
+    pub fn path(self) -> Path {
+        self.parent.child(self.name)
+    }
+}
+
 impl fmt::Display for Path {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

@@ -1,7 +1,7 @@
 //! Name validators with the apiserver's messages (`k8s.io/apimachinery/pkg/util/validation`).
 //! Each `is_*` returns every message that applies; an empty list means valid.
 
-use crate::field::{FieldError, Path};
+use crate::field::{Field, FieldError};
 
 const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
@@ -161,24 +161,25 @@ pub fn is_path_segment_name(s: &str) -> Vec<String> {
     ["/", "%"].iter().filter(|bad| s.contains(*bad)).map(|bad| format!("may not contain '{bad}'")).collect()
 }
 
-/// Runs a validator and turns each message into an `Invalid value` error at `path`;
+/// Runs a validator and turns each message into an `Invalid value` error at `at`;
 /// an empty value is `Required value` when `required` is set.
-pub fn check(path: &Path, value: &str, required: bool, validator: fn(&str) -> Vec<String>) -> Vec<FieldError> {
+pub fn check(at: Field, value: &str, required: bool, validator: fn(&str) -> Vec<String>) -> Vec<FieldError> {
     if value.is_empty() {
-        return if required { vec![FieldError::required(path.clone(), "")] } else { Vec::new() };
+        return if required { vec![FieldError::required(at.path(), "")] } else { Vec::new() };
     }
-    check_set(path, value, validator)
+    check_set(at, value, validator)
 }
 
 /// Runs a validator on a value that is set, even when it is empty (the apiserver validates
 /// a non-nil optional field, so `""` gets the format's message rather than `Required value`).
-pub fn check_set(path: &Path, value: &str, validator: fn(&str) -> Vec<String>) -> Vec<FieldError> {
-    validator(value).into_iter().map(|msg| FieldError::invalid(path.clone(), value, msg)).collect()
+pub fn check_set(at: Field, value: &str, validator: fn(&str) -> Vec<String>) -> Vec<FieldError> {
+    validator(value).into_iter().map(|msg| FieldError::invalid(at.path(), value, msg)).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field::Path;
 
     #[test]
     fn dns_labels() {
@@ -249,11 +250,12 @@ mod tests {
 
     #[test]
     fn check_renders_field_errors() {
-        let p = Path::new("metadata").child("name");
-        assert_eq!(check(&p, "", true, is_dns1123_label)[0].to_string(), "metadata.name: Required value");
-        assert!(check(&p, "", false, is_dns1123_label).is_empty());
+        let meta = Path::new("metadata");
+        let p = meta.field("name");
+        assert_eq!(check(p, "", true, is_dns1123_label)[0].to_string(), "metadata.name: Required value");
+        assert!(check(p, "", false, is_dns1123_label).is_empty());
         assert_eq!(
-            check(&p, "A", true, is_dns1123_label)[0].to_string(),
+            check(p, "A", true, is_dns1123_label)[0].to_string(),
             format!("metadata.name: Invalid value: \"A\": {DNS1123_LABEL_MSG}")
         );
     }

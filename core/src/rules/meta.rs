@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::field::{FieldError, Path};
+use crate::field::{Field, FieldError, Path};
 use crate::names;
 use crate::review::{Operation, Review};
 use crate::rules::RuleInfo;
@@ -74,12 +74,12 @@ pub fn check(review: &Review) -> Verdict {
         _ => {
             check_name(&review.kind.kind, meta.name.as_deref(), meta.generate_name.as_deref(), &path, &mut v);
             if let Some(ns) = meta.namespace.as_deref().filter(|ns| !ns.is_empty() && namespaced) {
-                v.deny_all(NAMESPACE, names::check_set(&path.child("namespace"), ns, names::is_dns1123_label));
+                v.deny_all(NAMESPACE, names::check_set(path.field("namespace"), ns, names::is_dns1123_label));
             }
         }
     }
-    check_labels(&meta.labels, &path.child("labels"), &mut v);
-    check_annotations(&meta.annotations, &path.child("annotations"), &mut v);
+    check_labels(&meta.labels, path.field("labels"), &mut v);
+    check_annotations(&meta.annotations, path.field("annotations"), &mut v);
     v
 }
 
@@ -110,7 +110,7 @@ fn check_name(kind: &str, name: Option<&str>, generate_name: Option<&str>, path:
         }
         return;
     }
-    v.deny_all(NAME, names::check_set(&path.child("name"), name, names::is_dns1123_subdomain));
+    v.deny_all(NAME, names::check_set(path.field("name"), name, names::is_dns1123_subdomain));
     if kind == "CronJob" && name.len() > CRONJOB_NAME_MAX {
         let msg = format!("must be no more than {CRONJOB_NAME_MAX} characters");
         v.deny(NAME, FieldError::invalid(path.child("name"), name, msg));
@@ -179,24 +179,24 @@ impl Details {
 }
 
 /// `ValidateLabels`: every error at `metadata.labels` itself, with the key or the value.
-fn check_labels(labels: &[(Cow<str>, Cow<str>)], path: &Path, v: &mut Verdict) {
+fn check_labels(labels: &[(Cow<str>, Cow<str>)], at: Field, v: &mut Verdict) {
     let mut details = Details::default();
     for (key, value) in labels {
         if !names::is_valid_qualified_name(key) {
             for msg in names::is_qualified_name(key) {
-                v.deny(LABELS, FieldError::invalid(path.clone(), key.as_ref(), details.of(msg)));
+                v.deny(LABELS, FieldError::invalid(at.path(), key.as_ref(), details.of(msg)));
             }
         }
         if !names::is_valid_label_value(value) {
             for msg in names::is_label_value(value) {
-                v.deny(LABELS, FieldError::invalid(path.clone(), value.as_ref(), details.of(msg)));
+                v.deny(LABELS, FieldError::invalid(at.path(), value.as_ref(), details.of(msg)));
             }
         }
     }
 }
 
 /// `ValidateAnnotations`: keys are qualified names once lowercased; the total size.
-fn check_annotations(annotations: &[(Cow<str>, Cow<str>)], path: &Path, v: &mut Verdict) {
+fn check_annotations(annotations: &[(Cow<str>, Cow<str>)], at: Field, v: &mut Verdict) {
     let mut total = 0usize;
     let mut details = Details::default();
     for (key, value) in annotations {
@@ -208,13 +208,13 @@ fn check_annotations(annotations: &[(Cow<str>, Cow<str>)], path: &Path, v: &mut 
         };
         if !names::is_valid_qualified_name(&lower) {
             for msg in names::is_qualified_name(&lower) {
-                v.deny(ANNOTATIONS, FieldError::invalid(path.clone(), key.as_ref(), details.of(msg)));
+                v.deny(ANNOTATIONS, FieldError::invalid(at.path(), key.as_ref(), details.of(msg)));
             }
         }
         total = total.saturating_add(key.len()).saturating_add(value.len());
     }
     if total > TOTAL_ANNOTATION_SIZE_LIMIT {
-        v.deny(ANNOTATIONS, FieldError::too_long(path.clone(), TOTAL_ANNOTATION_SIZE_LIMIT));
+        v.deny(ANNOTATIONS, FieldError::too_long(at.path(), TOTAL_ANNOTATION_SIZE_LIMIT));
     }
 }
 

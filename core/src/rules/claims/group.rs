@@ -10,7 +10,7 @@ pub(super) fn check_source(settings: &Settings, claim: &Claim, item: &Path, rule
         ("resourceClaimTemplateName", claim.resource_claim_template_name),
     ] {
         if let Some(value) = value {
-            v.deny_all(rule, names::check_set(&item.child(field), value, names::is_dns1123_subdomain));
+            v.deny_all(rule, names::check_set(item.field(field), value, names::is_dns1123_subdomain));
         }
     }
     if let Some(name) = claim.resource_claim_name.filter(|_| !settings.allow_direct_claims) {
@@ -44,7 +44,7 @@ pub(super) fn check_group_claims<'a>(settings: &Settings, g: &GroupSpec<'a>, v: 
     for (i, c) in claims.iter().enumerate() {
         let item = path.index(i);
         let claim = *c;
-        v.deny_all(CLAIM_NAME, check(&item.child("name"), c.name, true, names::is_dns1123_label));
+        v.deny_all(CLAIM_NAME, check(item.field("name"), c.name, true, names::is_dns1123_label));
         match (&c.resource_claim_name, &c.resource_claim_template_name) {
             (None, None) => v.deny(
                 CLAIM_SOURCE,
@@ -144,7 +144,7 @@ pub(super) fn check_status(pg: &PodGroup, v: &mut Verdict) {
         if let Some(name) = s.resource_claim_name {
             v.deny_all(
                 STATUS_CLAIMS,
-                names::check_set(&item.child("resourceClaimName"), name, names::is_dns1123_subdomain),
+                names::check_set(item.field("resourceClaimName"), name, names::is_dns1123_subdomain),
             );
         }
     }

@@ -30,7 +30,7 @@ pub(super) fn check_pod_claims(spec: &PodSpec, base: &Path, v: &mut Verdict) {
         } else if valid_names.contains(c.name.as_str()) {
             v.deny(POD_CLAIMS, FieldError::duplicate(name_path, &c.name));
         } else {
-            let errors = check(&name_path, &c.name, true, names::is_dns1123_label);
+            let errors = check(item.field("name"), &c.name, true, names::is_dns1123_label);
             if errors.is_empty() {
                 valid_names.insert(c.name.as_str());
             }
@@ -79,7 +79,7 @@ pub(super) fn check_pod_claims(spec: &PodSpec, base: &Path, v: &mut Verdict) {
                 }
                 let mut key = Cow::Borrowed(r.name.as_str());
                 if let Some(request) = r.request.as_ref().filter(|q| !q.is_empty()) {
-                    v.deny_all(POD_CLAIMS, check(&item().child("request"), request, true, names::is_dns1123_label));
+                    v.deny_all(POD_CLAIMS, check(item().field("request"), request, true, names::is_dns1123_label));
                     key = Cow::Owned(format!("{}/{request}", r.name));
                 }
                 if !seen.insert(key.clone()) {

@@ -6,8 +6,8 @@ use super::*;
 /// G-16 for the 1.37 `workloadRef` (PodGroups and CompositePodGroups). Returns whether it
 /// is well formed, so it can be looked up.
 pub(super) fn check_workload_ref(r: &TemplateRef, v: &mut Verdict) -> bool {
-    let mut errors = check(&r.path.child("workloadName"), r.workload_name, true, names::is_dns1123_subdomain);
-    errors.extend(check(&r.path.child(r.template_field), r.template_name, true, names::is_dns1123_label));
+    let mut errors = check(r.path.field("workloadName"), r.workload_name, true, names::is_dns1123_subdomain);
+    errors.extend(check(r.path.field(r.template_field), r.template_name, true, names::is_dns1123_label));
     let ok = errors.is_empty();
     v.deny_all(TEMPLATE_REF, errors);
     ok
@@ -17,7 +17,7 @@ pub(super) fn check_workload_ref(r: &TemplateRef, v: &mut Verdict) -> bool {
 pub(super) fn check_parent_name(parent: Option<&String>, v: &mut Verdict) -> bool {
     let Some(parent) = parent else { return true };
     let errors =
-        check(&Path::new("spec").child("parentCompositePodGroupName"), parent, false, names::is_dns1123_subdomain);
+        check(Path::new("spec").field("parentCompositePodGroupName"), parent, false, names::is_dns1123_subdomain);
     let ok = errors.is_empty();
     v.deny_all(PARENT_GROUP, errors);
     ok
@@ -43,9 +43,9 @@ pub(super) fn check_pod_group(pg: &PodGroup, v: &mut Verdict) -> bool {
                 return false;
             };
             let path = path.child("workload");
-            let mut errors = check(&path.child("workloadName"), &w.workload_name, true, names::is_dns1123_subdomain);
+            let mut errors = check(path.field("workloadName"), &w.workload_name, true, names::is_dns1123_subdomain);
             errors.extend(check(
-                &path.child("podGroupTemplateName"),
+                path.field("podGroupTemplateName"),
                 &w.pod_group_template_name,
                 true,
                 names::is_dns1123_label,

@@ -19,7 +19,7 @@ pub(super) fn check_pod(ctx: &Context, pod: &Pod, old: Option<&Pod>, v: &mut Ver
         return;
     };
     let path = spec_path.child("podGroupName");
-    let errors = check(&path, name, true, names::is_dns1123_subdomain);
+    let errors = check(spec_path.field("podGroupName"), name, true, names::is_dns1123_subdomain);
     if !errors.is_empty() {
         v.deny_all(SCHEDULING_GROUP, errors);
         return;

@@ -94,7 +94,7 @@ pub(super) fn check_group_spec(settings: &Settings, g: &GroupSpec, v: &mut Verdi
     if let Some(name) = g.priority_class_name {
         v.deny_all(
             PRIORITY_CLASS_NAME,
-            check(&g.path.child("priorityClassName"), name, false, names::is_dns1123_subdomain),
+            check(g.path.field("priorityClassName"), name, false, names::is_dns1123_subdomain),
         );
     }
     if let Some(priority) = g.priority {

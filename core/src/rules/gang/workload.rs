@@ -4,11 +4,11 @@ use super::*;
 
 /// G-07 (shape): `spec.controllerRef`, the same in every version.
 pub(super) fn check_controller_ref(kind: &str, name: &str, api_group: Option<&String>, v: &mut Verdict) {
-    let path = Path::new("spec").child("controllerRef");
-    v.deny_all(CONTROLLER_REF, check(&path.child("kind"), kind, true, names::is_path_segment_name));
-    v.deny_all(CONTROLLER_REF, check(&path.child("name"), name, true, names::is_path_segment_name));
+    let path = Path::new("spec.controllerRef");
+    v.deny_all(CONTROLLER_REF, check(path.field("kind"), kind, true, names::is_path_segment_name));
+    v.deny_all(CONTROLLER_REF, check(path.field("name"), name, true, names::is_path_segment_name));
     if let Some(group) = api_group {
-        v.deny_all(CONTROLLER_REF, check(&path.child("apiGroup"), group, false, names::is_dns1123_subdomain));
+        v.deny_all(CONTROLLER_REF, check(path.field("apiGroup"), group, false, names::is_dns1123_subdomain));
     }
 }
 
@@ -59,7 +59,7 @@ pub(super) fn check_workload_136(w: &Workload136, v: &mut Verdict) {
     // Past the maximum the one error above stands for the whole list, as in the apiserver.
     let mut seen = BTreeSet::new();
     for (i, t) in templates.within_maximum().iter().enumerate() {
-        v.deny_all(TEMPLATE_NAME, check(&path.index(i).child("name"), &t.name, true, names::is_dns1123_label));
+        v.deny_all(TEMPLATE_NAME, check(path.index(i).field("name"), &t.name, true, names::is_dns1123_label));
         if !seen.insert(t.name.as_str()) {
             v.deny(TEMPLATE_UNIQUE, FieldError::duplicate(path.index(i), BadValue::of(t)));
         }
@@ -209,7 +209,7 @@ pub(super) fn check_names<'a, T: Serialize>(
     for (i, item) in items.iter().enumerate() {
         let name = name_of(item);
         if declarative {
-            v.deny_all(TEMPLATE_NAME, check(&list.index(i).child("name"), name, true, names::is_dns1123_label));
+            v.deny_all(TEMPLATE_NAME, check(list.index(i).field("name"), name, true, names::is_dns1123_label));
             if !in_list.insert(name) {
                 v.deny(TEMPLATE_UNIQUE, FieldError::duplicate(list.index(i), BadValue::of(item)));
                 continue;

@@ -140,7 +140,7 @@ pub(super) fn check_ports(kind: JobKind, c: &Container, path: &Path, v: &mut Ver
         }
         let Some(name) = port.name.as_deref().filter(|n| !n.is_empty()) else { continue };
         let name_path = path.child("name");
-        v.deny_all(PORTS, names::check(&name_path, name, false, names::is_port_name));
+        v.deny_all(PORTS, names::check(path.field("name"), name, false, names::is_port_name));
         if !seen.insert(name) {
             v.deny(PORTS, FieldError::duplicate(name_path.clone(), name));
         }

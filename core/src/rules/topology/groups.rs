@@ -39,12 +39,13 @@ pub(super) fn check_group_spec<'a>(
         return;
     }
     for (i, key) in entries.into_iter().enumerate() {
-        let path = topology_path.index(i).child("key");
-        let errors = check(&path, key, true, names::is_qualified_name);
+        let item = topology_path.index(i);
+        let errors = check(item.field("key"), key, true, names::is_qualified_name);
         if !errors.is_empty() {
             v.deny_all(KEY, errors);
             continue;
         }
+        let path = item.child("key");
         // A key the settings refuse is rejected already; looking it up would only add noise.
         if is_allowed(settings, key, &path, v) {
             // A Job's pods have known requests: the capacity rules judge whether its gang fits
