@@ -13,7 +13,7 @@ use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::cluster::Query;
 use crate::decode::Text;
-use crate::quantity::scheduler_units;
+use crate::quantity::{number_text, scheduler_units};
 
 /// The field masks of the Node list: labels for the topology keys; taints and allocatable
 /// resources too when the capacity rules run (policy-server sends each Node's `metadata`
@@ -316,7 +316,7 @@ impl Visitor<'_> for Amount<'_> {
         Ok(scheduler_units(self.0, &v.to_string()))
     }
     fn visit_f64<E>(self, v: f64) -> Result<Option<u64>, E> {
-        Ok(scheduler_units(self.0, &v.to_string()))
+        Ok(scheduler_units(self.0, &number_text(v)))
     }
     fn visit_unit<E>(self) -> Result<Option<u64>, E> {
         Ok(None)

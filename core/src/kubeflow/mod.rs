@@ -9,12 +9,12 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use serde::{Deserialize, Serialize};
 
 use crate::decode::Text;
 use crate::meta::{ObjectMeta, TemplateMeta};
 use crate::pod::PodTemplateSpec;
+use crate::quantity::Quantity;
 
 /// The six job kinds, with what differs between them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
