@@ -248,18 +248,22 @@ struct Quota {
 
 /// A ClusterQueue's resource group: what it covers, and per covered resource its flavors'
 /// quotas.
-struct ResourceGroup {
-    covered: Vec<String>,
+struct ResourceGroup<'t> {
+    covered: Vec<Cow<'t, str>>,
     /// Per covered resource, each flavor's name and quota.
-    quotas: Vec<(String, Vec<(String, Quota)>)>,
+    quotas: Vec<(Cow<'t, str>, Flavors<'t>)>,
 }
 
-/// Any level of a ClusterQueue, LocalQueue or Cohort list answer, read straight from its text:
-/// the list (`items`), an object (`metadata`, `spec`), its metadata (`name`, `namespace`), a
-/// spec (cohort, parent, `resourceGroups`, `clusterQueue`), a resource group
-/// (`coveredResources`, `flavors`), a flavor (`name`, `resources`) or a quota (`name` and its
-/// amounts). Building a `Value` of every listed object cost more than all the rest of the check;
-/// one type for every level keeps one decoder in the module instead of seven.
+/// Each flavor's name and quota of one resource.
+type Flavors<'t> = Vec<(Cow<'t, str>, Quota)>;
+
+/// Any level of a ClusterQueue, LocalQueue or Cohort list answer above a flavor, read straight
+/// from its text: the list (`items`), an object (`metadata`, `spec`), its metadata (`name`,
+/// `namespace`), a spec (cohort, parent, `resourceGroups`, `clusterQueue`) or a resource group
+/// (`coveredResources`, `flavors`). Building a `Value` of every listed object cost more than all
+/// the rest of the check; one type for these levels keeps one decoder in the module instead of
+/// five. Flavors and their quotas, most of what a ClusterQueue lists, are the small
+/// [`QuotaJson`]: decoded as this type, each cost eighteen empty fields to make, move and drop.
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct QueueJson<'t> {
@@ -289,20 +293,29 @@ pub(super) struct QueueJson<'t> {
     #[serde(borrow, default)]
     covered_resources: Option<Vec<Text<'t>>>,
     #[serde(borrow, default)]
-    flavors: Option<Vec<QueueJson<'t>>>,
+    flavors: Option<Vec<QuotaJson<'t>>>,
+    /// A Volcano Queue's `status`, and its `state`.
     #[serde(borrow, default)]
-    resources: Option<Vec<QueueJson<'t>>>,
+    status: Option<Box<QueueJson<'t>>>,
+    #[serde(borrow, default)]
+    state: Option<Text<'t>>,
+}
+
+/// A flavor of a resource group (`name`, `resources`) or one of its quotas (`name` and its
+/// amounts).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct QuotaJson<'t> {
+    #[serde(borrow, default)]
+    name: Option<Text<'t>>,
+    #[serde(borrow, default)]
+    resources: Option<Vec<QuotaJson<'t>>>,
     #[serde(borrow, default)]
     nominal_quota: Option<&'t RawValue>,
     #[serde(borrow, default)]
     borrowing_limit: Option<&'t RawValue>,
     #[serde(borrow, default)]
     lending_limit: Option<&'t RawValue>,
-    /// A Volcano Queue's `status`, and its `state`.
-    #[serde(borrow, default)]
-    status: Option<Box<QueueJson<'t>>>,
-    #[serde(borrow, default)]
-    state: Option<Text<'t>>,
 }
 
 impl<'t> QueueJson<'t> {
@@ -343,17 +356,17 @@ enum Parent {
     Unknown,
 }
 
-/// What the queue check reads of a ClusterQueue.
-struct ClusterQueue {
-    groups: Vec<ResourceGroup>,
+/// What the queue check reads of a ClusterQueue, its names lent by the list's text.
+struct ClusterQueue<'t> {
+    groups: Vec<ResourceGroup<'t>>,
     /// Its cohort (`spec.cohortName`, v1beta1 `spec.cohort`; a Cohort's `spec.parentName`).
     cohort: Parent,
     /// The resource groups could be read whole.
     readable: bool,
 }
 
-impl ClusterQueue {
-    fn read(object: &QueueJson) -> ClusterQueue {
+impl<'t> ClusterQueue<'t> {
+    fn read(object: &QueueJson<'t>) -> ClusterQueue<'t> {
         let Some(spec) = object.spec() else {
             return ClusterQueue { groups: Vec::new(), cohort: Parent::Unknown, readable: false };
         };
@@ -369,17 +382,15 @@ impl ClusterQueue {
             return ClusterQueue { groups, cohort, readable: false };
         }
         for g in raw_groups {
-            let covered: Vec<String> =
-                g.covered_resources.unwrap_or_default().into_iter().map(|r| r.0.into_owned()).collect();
+            let covered: Vec<Cow<str>> = g.covered_resources.unwrap_or_default().into_iter().map(|r| r.0).collect();
             let flavors = g.flavors.unwrap_or_default();
             if covered.len() > MAX_ITEMS || flavors.len() > MAX_ITEMS {
                 readable = false;
                 continue;
             }
-            let mut quotas: Vec<(String, Vec<(String, Quota)>)> =
-                covered.iter().map(|r| (r.clone(), Vec::new())).collect();
+            let mut quotas: Vec<(Cow<str>, Flavors)> = covered.iter().map(|r| (r.clone(), Vec::new())).collect();
             for f in flavors {
-                let flavor = f.name.map(|n| n.0.into_owned()).unwrap_or_default();
+                let flavor = f.name.map(|n| n.0).unwrap_or_default();
                 for r in f.resources.unwrap_or_default().iter().take(MAX_ITEMS) {
                     let Some(name) = r.name.as_ref().map(|n| &*n.0) else { continue };
                     let quota = Quota {
@@ -404,7 +415,7 @@ impl ClusterQueue {
     /// The flavors that hold `resource`.
     fn flavors(&self, resource: &str) -> Vec<&str> {
         let quotas = self.groups.iter().flat_map(|g| &g.quotas).filter(|(n, _)| n == resource);
-        quotas.flat_map(|(_, q)| q).map(|(f, _)| f.as_str()).collect()
+        quotas.flat_map(|(_, q)| q).map(|(f, _)| &**f).collect()
     }
 
     /// The quota of `flavor` and `resource`, when listed.
@@ -421,21 +432,21 @@ const MAX_DEPTH: usize = 32;
 /// The cohort tree a ClusterQueue is in, as far as the lists show it: every ClusterQueue and
 /// Cohort, each with its parent (a cohort named by no Cohort object is one without quota or
 /// parent) and children.
-struct Tree {
-    nodes: Vec<TreeNode>,
+struct Tree<'t> {
+    nodes: Vec<TreeNode<'t>>,
 }
 
-struct TreeNode {
+struct TreeNode<'t> {
     queue: bool,
-    data: ClusterQueue,
+    data: ClusterQueue<'t>,
     parent: Option<usize>,
     children: Vec<usize>,
 }
 
-impl Tree {
+impl<'t> Tree<'t> {
     /// The tree of `nodes` (ClusterQueues with `true`, Cohorts with `false`, by name), and the
     /// ClusterQueues' indices by name.
-    fn build(nodes: Vec<(bool, &str, ClusterQueue)>) -> (Tree, HashMap<&str, usize>) {
+    fn build<'n>(nodes: Vec<(bool, &'n str, ClusterQueue<'t>)>) -> (Tree<'t>, HashMap<&'n str, usize>) {
         let mut queues: HashMap<&str, usize> = HashMap::new();
         let mut cohorts: HashMap<&str, usize> = HashMap::new();
         let mut tree = Tree { nodes: Vec::with_capacity(nodes.len()) };
@@ -811,7 +822,7 @@ fn group_misfits<'a>(
     group: &'a ResourceGroup,
     set: &'a PodSet,
 ) -> Option<Vec<(&'a Ask, &'a str, u64, u64)>> {
-    let asked: Vec<(&Ask, &Vec<(String, Quota)>)> = set
+    let asked: Vec<(&Ask, &Flavors)> = set
         .asks
         .iter()
         .filter(|a| a.units > 0)
@@ -824,7 +835,7 @@ fn group_misfits<'a>(
     // covered resource; one that does not is read as a possible choice.
     let mut seen = HashSet::new();
     let flavors: Vec<&str> =
-        group.quotas.iter().flat_map(|(_, q)| q).map(|(f, _)| f.as_str()).filter(|f| seen.insert(*f)).collect();
+        group.quotas.iter().flat_map(|(_, q)| q).map(|(f, _)| &**f).filter(|f| seen.insert(*f)).collect();
     if flavors.is_empty() {
         return None;
     }
@@ -850,15 +861,21 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// A ClusterQueue or Cohort with `spec`.
-    fn read(spec: &serde_json::Value) -> ClusterQueue {
-        let text = json!({"spec": spec}).to_string();
-        ClusterQueue::read(&serde_json::from_str(&text).unwrap())
+    /// A ClusterQueue or Cohort with `spec` (its text kept for the test's life: the queue
+    /// borrows its names from it).
+    fn read(spec: &serde_json::Value) -> ClusterQueue<'static> {
+        let text: &'static str = Box::leak(json!({"spec": spec}).to_string().into_boxed_str());
+        ClusterQueue::read(&serde_json::from_str(text).unwrap())
     }
 
     /// A ClusterQueue or Cohort with one flavor `red` of `cpu`: nominal, borrowing and lending
     /// limits (CPUs; `None` left out), and its cohort (parent).
-    fn node(parent: Option<&str>, nominal: &str, borrowing: Option<&str>, lending: Option<&str>) -> ClusterQueue {
+    fn node(
+        parent: Option<&str>,
+        nominal: &str,
+        borrowing: Option<&str>,
+        lending: Option<&str>,
+    ) -> ClusterQueue<'static> {
         let mut quota = json!({"name": "cpu", "nominalQuota": nominal});
         if let Some(b) = borrowing {
             quota["borrowingLimit"] = json!(b);
@@ -874,8 +891,8 @@ mod tests {
     }
 
     fn potentials(
-        queues: Vec<(&'static str, ClusterQueue)>,
-        cohorts: Vec<(&'static str, ClusterQueue)>,
+        queues: Vec<(&'static str, ClusterQueue<'static>)>,
+        cohorts: Vec<(&'static str, ClusterQueue<'static>)>,
     ) -> BTreeMap<&'static str, Option<u64>> {
         let nodes = queues
             .into_iter()
