@@ -161,7 +161,8 @@ pub fn show(resource: &str, units: u64) -> String {
 }
 
 /// A JSON number read as a float (`0.5`, `1e21`), written back as quantity text as serde_json
-/// writes it (`1e+21`); Rust's own float formatting would add 13 KB to a module.
+/// writes it (`0.5`, `1e+21`), which reads as the same amount; Rust's own float formatting
+/// would add 13 KB to a module.
 pub fn number_text(v: f64) -> String {
     serde_json::Value::from(v).to_string()
 }
@@ -169,7 +170,7 @@ pub fn number_text(v: f64) -> String {
 /// A quantity as written: the string, or a JSON number's value as text (`0.5`), as the
 /// apiserver reads both. k8s-openapi's `Quantity` decodes the same, but writes a float with
 /// Rust's float formatting, which was 13 KB of every module that decodes Kubeflow jobs; this
-/// one writes it as serde_json does (`1e21` where Rust writes 22 digits: the same amount).
+/// one writes it with [`number_text`] (`1e+21` where Rust writes 22 digits: the same amount).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Quantity(pub String);
 
