@@ -1,7 +1,6 @@
 //! The Job controller's pair (issue 40) under `kwctl bench`, part of `policy-server-bench`:
 //! the cost of one `validate` evaluation in Kubewarden's own policy-evaluator, with no HTTP
-//! server or worker pool around it, against the trivial baseline on a Pod payload of the same
-//! size.
+//! server or worker pool around it, against the trivial baseline on the same request.
 
 use std::path::Path;
 use std::process::Command;
@@ -60,8 +59,8 @@ fn sample_median(text: &str) -> Option<f64> {
 /// The at-baseline rows under `kwctl bench`, as BENCHMARKS.md shows them.
 pub fn at_baseline_table(kwctl: &Path, bundle: &Path, baseline_module: &Path, tmp: &Path) -> Result<String, String> {
     let mut out = format!(
-        "\nThe same rows under `kwctl bench` (kwctl 1.35: 1 s of warm-up, 3 s of samples; each module and the \
-         baseline {ROUNDS} times, alternately; medians of the samples, the median run). This is one \
+        "\nThe same rows under `kwctl bench` (kwctl 1.35: 1 s of warm-up, 3 s of samples; the bundle and the \
+         baseline on the same request {ROUNDS} times each, alternately; medians of the samples, the median run). This is one \
          `validate` evaluation in Kubewarden's policy-evaluator, without policy-server's HTTP server and workers: \
          the policy's own work weighs more here than under load.\n\n\
          | row | bytes | bundle µs | baseline µs | ratio | target: at or below the baseline, within {:.0}% |\n|---|---|---|---|---|---|\n",
@@ -70,8 +69,7 @@ pub fn at_baseline_table(kwctl: &Path, bundle: &Path, baseline_module: &Path, tm
     let scenarios = payloads::request_scenarios();
     for (i, s) in scenarios.iter().filter(|s| payloads::AT_BASELINE_ROWS.contains(&s.name.as_str())).enumerate() {
         let payload: Value = serde_json::from_slice(&s.payload).map_err(|e| format!("{}: {e}", s.name))?;
-        let base: Value =
-            serde_json::from_slice(&payloads::baseline_payload(s.payload.len())).map_err(|e| e.to_string())?;
+        let base: Value = serde_json::from_slice(&payloads::baseline_request(s)).map_err(|e| e.to_string())?;
         let (request, base_request) =
             (tmp.join(format!("kwctl-bench-{i}.json")), tmp.join(format!("kwctl-bench-{i}-baseline.json")));
         let write = |file: &Path, value: &Value| {

@@ -1,6 +1,9 @@
 //! The yardstick of `make bench`: the smallest useful policy a user would write with the
-//! same SDK as the gangwarden policies. It decodes the request and the Pod in it, the way the
-//! Kubewarden policy template does, and rejects Pods named `forbidden`.
+//! same SDK as the gangwarden policies. It decodes the request and the object in it as its
+//! kind's k8s-openapi type, the way the Kubewarden policy template does a Pod, and rejects
+//! objects named `forbidden`. It reads Pods, and `scheduling.k8s.io` Workloads and PodGroups
+//! (their `v1beta1` type, whose JSON `v1` keeps), so that the Job controller's pair is timed
+//! against it on the very same request (issue 40).
 //!
 //! `decode_only` is the floor under every policy: read the payload as JSON and accept.
 //!
@@ -9,6 +12,7 @@
 //! costs, the floor under any policy that lists Nodes.
 
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi_137::api::scheduling::v1beta1::{PodGroup, Workload};
 use kubewarden_policy_sdk::host_capabilities::kubernetes::ListAllResourcesRequest;
 use kubewarden_policy_sdk::request::ValidationRequest;
 use kubewarden_policy_sdk::settings::Validatable;
@@ -48,11 +52,17 @@ fn validate(payload: &[u8]) -> CallResult {
         })?;
         host_call("kubewarden", "kubernetes", "list_resources_all", &list)?;
     }
-    let pod: Pod = match serde_json::from_value(request.request.object) {
-        Ok(pod) => pod,
-        Err(e) => return reject_request(Some(format!("cannot decode the Pod: {e}")), Some(400), None, None),
+    let object = request.request.object;
+    let (kind, name) = match request.request.kind.kind.as_str() {
+        "Workload" => ("Workload", serde_json::from_value::<Workload>(object).map(|o| o.metadata.name)),
+        "PodGroup" => ("PodGroup", serde_json::from_value::<PodGroup>(object).map(|o| o.metadata.name)),
+        _ => ("Pod", serde_json::from_value::<Pod>(object).map(|o| o.metadata.name)),
     };
-    if pod.metadata.name.as_deref() == Some("forbidden") {
+    let name = match name {
+        Ok(name) => name,
+        Err(e) => return reject_request(Some(format!("cannot decode the {kind}: {e}")), Some(400), None, None),
+    };
+    if name.as_deref() == Some("forbidden") {
         return reject_request(Some("metadata.name: Forbidden: the name \"forbidden\"".into()), None, None, None);
     }
     accept_request()
