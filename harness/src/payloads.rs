@@ -313,10 +313,14 @@ pub fn request_scenarios() -> Vec<Scenario> {
 /// The bundle on `object` as the audit scanner sends it ([`audit_request`]) and policy-server
 /// hands it on (its `null` fields left out), with no cluster at all: a lookup would fail.
 fn audit_scenario(name: &str, object: &Value) -> Scenario {
+    let mut request = audit_request(object);
+    if let Some(fields) = request.as_object_mut() {
+        fields.retain(|_, value| !value.is_null());
+    }
     Scenario {
         name: name.to_string(),
         policy: "bundle",
-        payload: crate::host::validate_payload(&audit_request(object), &json!({})).unwrap_or_default(),
+        payload: serde_json::to_vec(&json!({"request": request, "settings": {}})).unwrap_or_default(),
         cluster: MemoryCluster::default(),
     }
 }
