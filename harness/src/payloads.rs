@@ -90,7 +90,8 @@ pub const AT_BASELINE_ROWS: [&str; 4] = [
 /// ratio moved by up to 0.02 between two `make bench-check` runs (Workload 1.04 then 1.02,
 /// PodGroup 1.05 then 1.04), and within one run the baseline's median on payloads of 980 to
 /// 1,180 bytes, next to policies that make no lookup, spanned 154 to 158 µs (±1.3%): 5%
-/// covers both. A fresh instance, the same for both, is most of either's time.
+/// covers both. A fresh instance, the same for both, is most of either's time. Against the
+/// same request ([`baseline_request`]) four runs measured each row within 0.03 (1.04-1.07×).
 pub const AT_BASELINE_NOISE: f64 = 0.05;
 
 /// The baseline's request: a Pod whose payload is `len` bytes long (or as close above as the
