@@ -364,6 +364,11 @@ fn measure(runs: usize, check: bool, write: Option<&Path>) -> Result<Vec<(String
         if first["accepted"] != Value::Bool(true) {
             return Err(format!("{}: the everyday request must be accepted, got {first}", s.name));
         }
+        // A baseline that rejects its request (a kind it cannot read) would be timed on less work.
+        let base_first = call(&baseline.policy, "validate", &base_payload, &nobody)?.2;
+        if base_first["accepted"] != Value::Bool(true) {
+            return Err(format!("{}: the baseline must accept its request, got {base_first}", s.name));
+        }
         let (mut p, mut pc, mut b, mut bc) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..runs {
             let (t, c, _) = call(&baseline.policy, "validate", &base_payload, &nobody)?;
