@@ -55,25 +55,29 @@ pub fn run(dir: &str, case_path: &str, iterations: usize, how: How) -> Result<()
     }
     let mut times: Vec<Duration> = Vec::with_capacity(iterations);
     let mut host_times: Vec<Duration> = Vec::with_capacity(iterations);
+    let mut call_times: Vec<Duration> = Vec::with_capacity(iterations);
     for _ in 0..iterations {
         let evaluation = evaluate()?;
         times.push(evaluation.request_time());
         host_times.push(evaluation.host_time);
+        call_times.push(evaluation.call_time.saturating_sub(evaluation.host_time));
     }
     times.sort();
     host_times.sort();
+    call_times.sort();
     // In µs: a call on one instance takes tens of them.
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     let at = |q: f64| times.get(((times.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or_default();
     println!(
         "{case_path}: {iterations} runs{}, {} host call(s): median {:.1} µs, min {:.1} µs, p90 {:.1} µs, max {:.1} µs \
-         (the host's answers: median {:.1} µs more)",
+         (the call alone: median {:.1} µs; the host's answers: median {:.1} µs more)",
         if how.one_instance { " on one instance" } else { "" },
         first.host_calls.len(),
         us(at(0.5)),
         us(at(0.0)),
         us(at(0.9)),
         us(at(1.0)),
+        us(call_times.get(call_times.len() / 2).copied().unwrap_or_default()),
         us(host_times.get(host_times.len() / 2).copied().unwrap_or_default()),
     );
     Ok(())
