@@ -14,7 +14,9 @@
 //! With `--one-instance` every request is a `validate` call on one instance, as `kwctl bench`
 //! times them: the guest's own work, with no instantiation. With `--perf-map` wasmtime names
 //! the guest's compiled functions for `perf`, which profiles the guest as it runs in
-//! Kubewarden (BENCHMARKS.md, issue 40, has the recipe).
+//! Kubewarden (BENCHMARKS.md, issue 40, has the recipe). The call's own median is printed
+//! apart too: on a fresh instance it carries the first call's cold caches, which warm calls
+//! on one instance do not.
 
 use std::path::PathBuf;
 use std::time::Duration;
