@@ -36,9 +36,6 @@ pub enum LookupError {
     NotGiven { api_version: String, kind: String },
     /// Any other failure, with the host's message.
     Failed(String),
-    /// Not asked, by design: the object is one the rules read no further than itself
-    /// ([`NoLookups`]). No check that needs the answer is reported, as no warning either.
-    NotAsked,
 }
 
 impl LookupError {
@@ -57,7 +54,6 @@ impl fmt::Display for LookupError {
                 write!(f, "no {api_version} {kind} objects were given to check against (add them as cluster objects)")
             }
             LookupError::Failed(message) => f.write_str(message),
-            LookupError::NotAsked => f.write_str("not looked up for an object a controller made"),
         }
     }
 }
@@ -70,30 +66,6 @@ pub trait Cluster {
     /// Every object of a kind, in one namespace or in all of them: the JSON text of a list
     /// object (`{"kind": "NodeList", ..., "items": [...]}`) whose `items` holds them.
     fn list(&self, query: &Query) -> Result<String, LookupError>;
-    /// Whether lookups reach a cluster at all ([`NoLookups`] answers none).
-    fn asks(&self) -> bool {
-        true
-    }
-}
-
-/// The cluster seen by the rules for a Workload or PodGroup the Job controller made
-/// ([`crate::review::Review::made_by_job_controller`]): nothing is asked of the host, so such
-/// an object costs no lookup and no lookup can fail, closed or open. Its Job was checked
-/// against the cluster when it was created.
-pub struct NoLookups;
-
-impl Cluster for NoLookups {
-    fn get(&self, _: &Query, _: &str) -> Result<Option<Box<RawValue>>, LookupError> {
-        Err(LookupError::NotAsked)
-    }
-
-    fn list(&self, _: &Query) -> Result<String, LookupError> {
-        Err(LookupError::NotAsked)
-    }
-
-    fn asks(&self) -> bool {
-        false
-    }
 }
 
 /// What a get answers.
@@ -104,8 +76,7 @@ type GetAnswer = Result<Option<Box<RawValue>>, LookupError>;
 pub struct Memo<'c> {
     cluster: &'c dyn Cluster,
     /// Made at the first get: a hash map's random keys cost a WASI call in every fresh
-    /// instance, which a request that makes no get (the Job controller's Workloads and
-    /// PodGroups, on every Job) need not pay.
+    /// instance, which a request that makes no get need not pay.
     gets: std::cell::RefCell<Option<std::collections::HashMap<String, GetAnswer>>>,
 }
 
@@ -117,10 +88,6 @@ impl<'c> Memo<'c> {
 
 impl Cluster for Memo<'_> {
     fn get(&self, query: &Query, name: &str) -> Result<Option<Box<RawValue>>, LookupError> {
-        // Nothing to remember of a cluster that is never asked (a controller's object).
-        if !self.cluster.asks() {
-            return self.cluster.get(query, name);
-        }
         let key = format!(
             "{}\n{}\n{:?}\n{name}\n{}",
             query.api_version,
@@ -138,10 +105,6 @@ impl Cluster for Memo<'_> {
 
     fn list(&self, query: &Query) -> Result<String, LookupError> {
         self.cluster.list(query)
-    }
-
-    fn asks(&self) -> bool {
-        self.cluster.asks()
     }
 }
 
@@ -418,12 +381,6 @@ mod tests {
         assert!(memo.get(&q, "g").unwrap().is_some());
         assert!(memo.get(&q, "h").unwrap().is_none());
         assert_eq!(counting.0.get(), 2, "one lookup per distinct object");
-        assert!(memo.asks());
-        // Over a cluster that is never asked, the memo is not asked either.
-        let none = Memo::new(&NoLookups);
-        assert!(!none.asks());
-        assert_eq!(none.get(&q, "g").err(), Some(LookupError::NotAsked));
-        assert_eq!(none.list(&q), Err(LookupError::NotAsked));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::cluster::{Cluster, NoLookups};
+use crate::cluster::Cluster;
 use crate::review::{Reads, Review, ValidationPayload};
 use crate::verdict::Verdict;
 
@@ -83,12 +83,8 @@ pub fn validate_settings<R: RuleSet>(payload: &[u8]) -> Result<(), String> {
 }
 
 /// Checks an already-decoded review (the playground and unit tests start here): the
-/// metadata rules the apiserver applies to every kind, then the rule set's. A Workload or
-/// PodGroup the Job controller made is checked as an object only: the rules see a cluster
-/// that is never asked ([`NoLookups`]), so it costs no lookup (no Node list) and no failed
-/// lookup can reject it, whatever `failOnLookupError` says.
+/// metadata rules the apiserver applies to every kind, then the rule set's.
 pub fn check<R: RuleSet>(settings: &R::Settings, review: &Review, cluster: &dyn Cluster) -> Verdict {
-    let cluster = if review.made_by_job_controller() { &NoLookups } else { cluster };
     let mut verdict = crate::rules::meta::check(review);
     verdict.merge(R::check(settings, review, cluster));
     verdict

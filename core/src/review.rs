@@ -222,15 +222,6 @@ impl Review<'_> {
         self.operation == Operation::Update && self.old_object.is_some()
     }
 
-    /// Whether the object is a Workload or PodGroup whose controller owner is a `batch/v1`
-    /// Job: from Kubernetes 1.37 (gate `WorkloadWithJob`, on by default from 1.38) the Job
-    /// controller makes one pair for every Job, and a rejection stops the Job from making
-    /// Pods. The rules read such an object alone, with no lookup ([`crate::engine::check`]).
-    pub fn made_by_job_controller(&self) -> bool {
-        matches!(self.object, Resource::Workload(_) | Resource::PodGroup(_))
-            && self.metadata.controller.as_ref().is_some_and(|(a, k)| a == "batch/v1" && k == "Job")
-    }
-
     /// The `scheduling.k8s.io` version of the object, for its kinds.
     pub fn scheduling_version(&self) -> Option<Version> {
         (self.kind.group == SCHEDULING_GROUP).then(|| Version::parse(&self.kind.version)).flatten()
@@ -511,6 +502,19 @@ impl ObjectHeader<'_> {
     }
 }
 
+/// Whether an object is a Workload or PodGroup whose controller owner is a `batch/v1` Job. From
+/// Kubernetes 1.38 (gate `WorkloadWithJob`) the Job controller makes one pair for every root
+/// Job, and a rejected or slow create stops that Job from making Pods. Such an object is not
+/// reviewed: the apiserver has validated it before any webhook, the Job it is made from was
+/// reviewed when it was created, and a finding on it could only be a false one or one the Job
+/// already had. An owner reference can be written by hand, but the garbage collector deletes
+/// an object whose owner does not exist.
+fn made_by_job_controller(gvk: &GroupVersionKind, metadata: &Metadata) -> bool {
+    gvk.group == SCHEDULING_GROUP
+        && matches!(gvk.kind.as_str(), "Workload" | "PodGroup")
+        && metadata.controller.as_ref().is_some_and(|(api_version, kind)| api_version == "batch/v1" && kind == "Job")
+}
+
 /// One small field of the request, decoded with its path; `null` and missing read as the
 /// default.
 fn request_field<'a, T: Deserialize<'a> + Default>(name: &str, raw: Option<&'a RawValue>) -> Result<T, BadRequest> {
@@ -551,7 +555,7 @@ impl<'a> AdmissionRequest<'a> {
 
     /// Decodes the request into a [`Review`] of any kind gangwarden guards (the CLI and the
     /// playground). `Ok(None)`: nothing to review (a kind no rule set guards, a subresource, a
-    /// DELETE or CONNECT).
+    /// DELETE or CONNECT, a Workload or PodGroup the Job controller made).
     pub fn review(&self) -> Result<Option<Review<'a>>, BadRequest> {
         self.review_for::<AllKinds>()
     }
@@ -594,6 +598,17 @@ impl<'a> AdmissionRequest<'a> {
         if K::KINDS & family(&gvk) == 0 {
             return Ok(None);
         }
+        let metadata = |what: &str, raw: Option<&'a RawValue>| match raw {
+            None => Ok(Metadata::default()),
+            Some(raw) => crate::decode::from_str_at::<Option<Metadata>>("metadata", raw.get())
+                .map(Option::unwrap_or_default)
+                .map_err(|e| BadRequest(format!("cannot decode {what} as {}: {e}", gvk.kind))),
+        };
+        // The metadata before the object: it says whether the object is reviewed at all.
+        let own_metadata = metadata("request.object", header.metadata)?;
+        if made_by_job_controller(&gvk, &own_metadata) {
+            return Ok(None);
+        }
         let decode = |what: &str, raw: &RawValue, decode: fn(&GroupVersionKind, &str) -> Result<Resource, String>| {
             decode(&gvk, raw.get()).map_err(|e| BadRequest(format!("cannot decode {what} as {}: {e}", gvk.kind)))
         };
@@ -603,12 +618,6 @@ impl<'a> AdmissionRequest<'a> {
         let old_object = match old_raw {
             Some((old, _)) => Some(decode("request.oldObject", old, Resource::decode_old::<K>)?),
             None => None,
-        };
-        let metadata = |what: &str, raw: Option<&'a RawValue>| match raw {
-            None => Ok(Metadata::default()),
-            Some(raw) => crate::decode::from_str_at::<Option<Metadata>>("metadata", raw.get())
-                .map(Option::unwrap_or_default)
-                .map_err(|e| BadRequest(format!("cannot decode {what} as {}: {e}", gvk.kind))),
         };
         let old_metadata = match old_raw {
             Some((_, raw)) => Some(metadata("request.oldObject", raw)?),
@@ -620,7 +629,7 @@ impl<'a> AdmissionRequest<'a> {
             self.namespace.clone()
         };
         Ok(Some(Review {
-            metadata: metadata("request.object", header.metadata)?,
+            metadata: own_metadata,
             old_metadata,
             operation,
             kind: gvk,
@@ -665,6 +674,40 @@ mod tests {
         assert_eq!(review.namespace, "ml");
         let Resource::PodGroup(pg) = review.object else { panic!("not a PodGroup") };
         assert_eq!(pg.group_spec().gang_min_count(), Some(2));
+    }
+
+    /// A Workload or PodGroup whose controller owner is a Job is not reviewed, even one no rule
+    /// set could read; the same object with the Job as a plain owner, and a Pod the Job
+    /// controls, are.
+    #[test]
+    fn only_the_job_controllers_workloads_and_podgroups_go_unreviewed() {
+        let request = |version: &str, kind: &str, controller: bool, spec: Value| {
+            let group = if kind == "Pod" { "" } else { "scheduling.k8s.io" };
+            let api_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+            req(json!({"uid": "1", "operation": "CREATE", "namespace": "ml",
+                "kind": {"group": group, "version": version, "kind": kind},
+                "object": {"apiVersion": api_version, "kind": kind,
+                           "metadata": {"name": "train", "ownerReferences": [
+                               {"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": "u", "controller": controller}]},
+                           "spec": spec}}))
+        };
+        let group = json!({"workloadRef": {"workloadName": "train", "templateName": "train"},
+                           "schedulingPolicy": {"gang": {"minCount": 2}}});
+        let workload = json!({"podGroupTemplates": [{"name": "train", "schedulingPolicy": {"basic": {}}}]});
+        for version in ["v1beta1", "v1"] {
+            assert_eq!(request(version, "PodGroup", true, group.clone()).review(), Ok(None), "{version}");
+            assert_eq!(request(version, "Workload", true, workload.clone()).review(), Ok(None), "{version}");
+            // Not decoded: a spec of the wrong type changes nothing.
+            assert_eq!(request(version, "Workload", true, json!(7)).review(), Ok(None), "{version}");
+            assert!(request(version, "PodGroup", false, group.clone()).review().unwrap().is_some(), "{version}");
+        }
+        assert!(request("v1", "Pod", true, json!({"containers": []})).review().unwrap().is_some());
+        // Its metadata is read, and must read.
+        let mut broken = request("v1beta1", "PodGroup", true, group);
+        broken.0["object"]["metadata"]["labels"] = json!([]);
+        assert!(
+            broken.review().unwrap_err().0.starts_with("cannot decode request.object as PodGroup: metadata.labels:")
+        );
     }
 
     #[test]

@@ -61,11 +61,7 @@ impl Verdict {
     }
 
     /// A lookup that failed: a warning, or a violation when the settings say to fail closed.
-    /// A lookup not asked by design ([`LookupError::NotAsked`]) is neither.
     pub fn lookup_failed(&mut self, rule: &'static str, path: Path, what: &str, err: &LookupError, fail_closed: bool) {
-        if *err == LookupError::NotAsked {
-            return;
-        }
         let detail = format!("cannot look up {what}: {err}");
         if fail_closed {
             self.deny(rule, FieldError::internal(path, detail));

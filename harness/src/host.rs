@@ -383,9 +383,8 @@ fn labels_of(object: &Value) -> std::collections::BTreeMap<String, String> {
 fn host_error(e: LookupError) -> String {
     match e {
         LookupError::NotServed { api_version, kind } => format!("Cannot find resource {api_version}/{kind}"),
-        // Only the CLI's and the playground's clusters answer these, and core's `NoLookups`;
-        // a host never does.
-        e @ (LookupError::NotGiven { .. } | LookupError::NotAsked) => e.to_string(),
+        // Only the CLI's and the playground's clusters answer this; a host never does.
+        e @ LookupError::NotGiven { .. } => e.to_string(),
         LookupError::Failed(message) => message,
     }
 }

@@ -71,7 +71,7 @@ pub(super) fn check_workload_136(w: &Workload136, v: &mut Verdict) {
 
 /// Template names seen so far in the whole tree (1.37 names are unique across it). The sets
 /// of names are ordered, not hashed: a hash set's random keys cost a WASI call in every fresh
-/// instance, and the Job controller's Workload comes through here for every Job.
+/// instance.
 type SeenNames<'a> = BTreeSet<&'a str>;
 
 /// N1, N2, N3, G-04, G-05, G-07 (shape) for 1.37.
